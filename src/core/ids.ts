@@ -1,0 +1,19 @@
+import { randomBytes } from 'node:crypto';
+
+/**
+ * Ids are `<prefix>_<time><random>`: 9 base-36 digits of the creation time in ms (sorts
+ * correctly until the year 5188) followed by 96 random bits in base64url, so ids are
+ * unguessable and sort by creation time.
+ */
+export function newId(prefix: string, now: number = Date.now()): string {
+  return `${prefix}_${now.toString(36).padStart(9, '0')}${randomBytes(12).toString('base64url')}`;
+}
+
+export const newMessageId = (now?: number): string => newId('msg', now);
+export const newDlqId = (now?: number): string => newId('dlq', now);
+
+/** A signing key in the QStash style (`sig_` + random text); HS256 uses its UTF-8 bytes. */
+export const newSigningKey = (): string => `sig_${randomBytes(24).toString('base64url')}`;
+
+/** A random token for fencing leases; never shown to users. */
+export const newLeaseToken = (): string => randomBytes(12).toString('base64url');

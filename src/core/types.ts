@@ -1,0 +1,151 @@
+/**
+ * Domain types shared by every layer. Pure data: no I/O, no classes.
+ *
+ * Times are Unix milliseconds unless a name says otherwise (`…Sec`). Durations carry their unit
+ * in the name (`timeoutMs`, `periodSec`).
+ */
+
+/** Header map as stored and shown by the API: canonical name (`Content-Type`) → values. */
+export type HeaderMap = Record<string, string[]>;
+
+export type PlanName = 'free' | 'paid';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** A messaging account: the tenant that publishes and owns messages, DLQ entries and keys. */
+export interface Account {
+  id: string;
+  plan: PlanName;
+  /** SHA-256 hex of the account password; the token embeds the password itself. */
+  passwordHash: string;
+  /** HS256 key (UTF-8 bytes of this string) that signs every outgoing request. */
+  currentSigningKey: string;
+  /** The key that becomes current on rotation; receivers verify with it as a fallback. */
+  nextSigningKey: string;
+  createdAt: number;
+}
+
+/** Flow-control settings of a message (enforced from issue 5 on; stored from the start). */
+export interface FlowControl {
+  key: string;
+  parallelism?: number;
+  rate?: number;
+  /** Rate period in seconds (default 1). */
+  periodSec?: number;
+}
+
+/**
+ * Everything about a message that is not an index or filter column. Stored as JSON, so later
+ * features (callbacks, redaction, workflows) add optional fields here without a migration.
+ */
+export interface MessageSpec {
+  method: HttpMethod;
+  /** Headers the destination receives (forwarded headers, Content-Type), canonical names. */
+  headers: HeaderMap;
+  /** Every label of `Svc-Label`, in order; `labels[0]` is the legacy `label`. */
+  labels?: string[];
+  /** `Svc-Retry-Delay` expression source, validated at publish time. */
+  retryDelayExpression?: string;
+  /** Delivery timeout in ms when `Svc-Timeout` shortened the plan's; else the plan's applies. */
+  timeoutMs?: number;
+  flowControl?: FlowControl;
+}
+
+/** A message that is not final yet: one row of the hot `messages` table. */
+export interface Message {
+  id: string;
+  accountId: string;
+  /** The exact destination URL (a URL-group message has its endpoint's URL). */
+  url: string;
+  topicName?: string;
+  endpointName?: string;
+  queueName?: string;
+  scheduleId?: string;
+  /** IP address the message was published from. */
+  callerIp: string;
+  /** Retries already done; 0 before and during the first attempt. */
+  retried: number;
+  /** Retries allowed after the first attempt (total attempts = 1 + maxRetries). */
+  maxRetries: number;
+  /** When the message was first due (from `Svc-Delay`/`Svc-Not-Before`), ms. */
+  notBefore: number;
+  createdAt: number;
+  /** When the next attempt may start, ms; while leased, when the lease expires. */
+  dueAt: number;
+  spec: MessageSpec;
+  body: Uint8Array;
+}
+
+/** A message claimed for delivery, with the fencing token its completion must present. */
+export interface ClaimedMessage extends Message {
+  leaseToken: string;
+}
+
+/** Message lifecycle states as recorded in the events log (see API.md). */
+export type EventState =
+  | 'CREATED'
+  | 'ACTIVE'
+  | 'DELIVERED'
+  | 'ERROR'
+  | 'RETRY'
+  | 'FAILED'
+  | 'CANCEL_REQUESTED'
+  | 'CANCELLED';
+
+export const EVENT_STATES: readonly EventState[] = [
+  'CREATED',
+  'ACTIVE',
+  'DELIVERED',
+  'ERROR',
+  'RETRY',
+  'FAILED',
+  'CANCEL_REQUESTED',
+  'CANCELLED',
+];
+
+/** The message fields every event, DLQ entry and filter needs, copied at write time. */
+export interface MessageRef {
+  messageId: string;
+  accountId: string;
+  url: string;
+  method: HttpMethod;
+  topicName?: string;
+  endpointName?: string;
+  queueName?: string;
+  scheduleId?: string;
+  labels?: string[];
+  flowControlKey?: string;
+  callerIp: string;
+}
+
+/** One line of the events log. `header`/`body` are stored on CREATED and joined for the rest. */
+export interface EventRecord extends MessageRef {
+  /** Assigned by the store; increases with insertion order (the list cursor). */
+  id?: number;
+  time: number;
+  state: EventState;
+  retried: number;
+  maxRetries: number;
+  header?: HeaderMap;
+  body?: Uint8Array;
+  error?: string;
+  nextDeliveryTime?: number;
+  responseStatus?: number;
+  responseHeader?: HeaderMap;
+  responseBody?: Uint8Array;
+}
+
+/** A dead-letter queue entry: the whole failed message plus the last response. */
+export interface DlqEntry {
+  dlqId: string;
+  message: Message;
+  /** When the message entered the DLQ. */
+  createdAt: number;
+  /** When retention removes it (from the plan's DLQ retention at insert time). */
+  expiresAt: number;
+  responseStatus?: number;
+  responseHeader?: HeaderMap;
+  responseBody?: Uint8Array;
+  /** Why the last attempt failed when there was no response (timeout, connection error). */
+  error?: string;
+}

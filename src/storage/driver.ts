@@ -1,0 +1,239 @@
+/**
+ * The storage contract. Every driver (SQLite, PostgreSQL) implements it and passes the shared
+ * conformance suite in `storage/conformance/`. Callers see only this contract: no SQL and no
+ * connection leaves a driver's folder.
+ *
+ * Conventions (after River's riverdriver):
+ * - operations are `entityVerb[Many](params)` with one params object each;
+ * - time is an input: anything time-dependent takes `now` (Unix ms) from the caller's clock,
+ *   and no driver reads the wall clock for it;
+ * - `…Many` operations that take leases are fenced: they apply only to rows whose `lease_token`
+ *   still matches, and return the ids they applied to, so a node that lost a lease cannot
+ *   overwrite the new owner's work.
+ */
+import type {
+  Account,
+  ClaimedMessage,
+  DlqEntry,
+  EventRecord,
+  EventState,
+  Message,
+} from '../core/types.js';
+
+/** Filters shared by bulk cancel, the events log and the DLQ. OR within a field, AND across. */
+export interface RecordFilter {
+  messageIds?: string[];
+  dlqIds?: string[];
+  states?: EventState[];
+  urls?: string[];
+  /** URL host including a non-default port (`example.com:8080`), as `new URL(u).host`. */
+  hosts?: string[];
+  /** URL path, as `new URL(u).pathname`. */
+  paths?: string[];
+  topicNames?: string[];
+  queueNames?: string[];
+  scheduleIds?: string[];
+  /** Matches a record when any of its labels equals any of these. */
+  labels?: string[];
+  flowControlKeys?: string[];
+  callerIps?: string[];
+  responseStatuses?: number[];
+  /** Inclusive lower bound, ms, on creation time (events: the event time). */
+  fromDate?: number;
+  /** Inclusive upper bound, ms. */
+  toDate?: number;
+}
+
+export interface Page<T> {
+  items: T[];
+  /** Opaque; pass back to get the next page. Absent on the last page. */
+  cursor?: string;
+}
+
+export interface Lease {
+  id: string;
+  leaseToken: string;
+}
+
+// ---- params -------------------------------------------------------------------------------
+
+export interface AccountInsertParams {
+  account: Account;
+}
+export interface AccountGetParams {
+  id: string;
+}
+export interface AccountUpdateSigningKeysParams {
+  id: string;
+  currentSigningKey: string;
+  nextSigningKey: string;
+}
+
+export interface MessageInsertManyParams {
+  messages: Message[];
+}
+export interface MessageGetParams {
+  accountId: string;
+  id: string;
+}
+export interface MessageClaimDueParams {
+  now: number;
+  limit: number;
+  /** The claimed rows' new `dueAt`: if the claimer dies, they are due again at this time. */
+  leaseUntil: number;
+}
+export interface MessageLeaseExtendManyParams {
+  leases: Lease[];
+  leaseUntil: number;
+}
+export interface MessageDeleteLeasedManyParams {
+  leases: Lease[];
+}
+export interface MessageRetryManyParams {
+  retries: (Lease & { dueAt: number; retried: number })[];
+}
+export interface MessageReleaseManyParams {
+  leases: Lease[];
+  /** Due again at this time (usually now). */
+  dueAt: number;
+}
+export interface MessageDeleteManyParams {
+  accountId: string;
+  filter: RecordFilter;
+  /** At most this many rows, oldest first. */
+  limit?: number;
+}
+export interface MessageNextDueAtParams {
+  /** Only consider rows due strictly after this time (the caller just claimed everything ≤ it). */
+  after?: number;
+}
+
+export interface EventInsertManyParams {
+  events: EventRecord[];
+}
+export interface EventListParams {
+  accountId: string;
+  filter: RecordFilter;
+  cursor?: string;
+  /** Page size, newest first. */
+  count: number;
+}
+export interface EventDeleteBeforeParams {
+  /** Deletes events with `time < before`. */
+  before: number;
+  /** At most this many rows per call, so pruning never holds the writer long. */
+  limit: number;
+}
+
+export interface DlqInsertManyParams {
+  entries: DlqEntry[];
+}
+export interface DlqGetParams {
+  accountId: string;
+  dlqId: string;
+}
+export interface DlqListParams {
+  accountId: string;
+  filter: RecordFilter;
+  cursor?: string;
+  /** Page size, newest first. */
+  count: number;
+}
+export interface DlqDeleteManyParams {
+  accountId: string;
+  dlqIds: string[];
+}
+export interface DlqDeleteExpiredParams {
+  now: number;
+  limit: number;
+}
+
+export interface DedupClaimParams {
+  accountId: string;
+  key: string;
+  /** The id of the message being published; stored if the key is free. */
+  messageId: string;
+  now: number;
+  /** When the key becomes free again (now + the deduplication window). */
+  expiresAt: number;
+}
+export interface DedupClaimResult {
+  /** The id that owns the key: `messageId` when it was free, else the earlier message's. */
+  messageId: string;
+  duplicate: boolean;
+}
+export interface DedupDeleteExpiredParams {
+  now: number;
+  limit: number;
+}
+
+// ---- the contract -------------------------------------------------------------------------
+
+/** All operations. A `Tx` is an executor whose operations run in one transaction. */
+export interface Executor {
+  /**
+   * Runs `fn` in one transaction: all of its writes commit together or not at all. Nested
+   * calls on a `Tx` run inside the outer transaction. `fn` must use only the `tx` it is given.
+   */
+  transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T>;
+
+  accountInsert(params: AccountInsertParams): Promise<void>;
+  accountGet(params: AccountGetParams): Promise<Account | undefined>;
+  accountUpdateSigningKeys(params: AccountUpdateSigningKeysParams): Promise<void>;
+
+  messageInsertMany(params: MessageInsertManyParams): Promise<void>;
+  messageGet(params: MessageGetParams): Promise<Message | undefined>;
+  /**
+   * Claims up to `limit` messages with `dueAt <= now`, earliest first, giving each a fresh
+   * lease token and setting its `dueAt` to `leaseUntil`. Concurrent claimers never get the
+   * same row.
+   */
+  messageClaimDue(params: MessageClaimDueParams): Promise<ClaimedMessage[]>;
+  /** Earliest `dueAt` of any message (after `after` when given), or undefined when none. */
+  messageNextDueAt(params: MessageNextDueAtParams): Promise<number | undefined>;
+  /** Pushes the leases' expiry (their `dueAt`) to `leaseUntil`; returns the ids still held. */
+  messageLeaseExtendMany(params: MessageLeaseExtendManyParams): Promise<string[]>;
+  /** Deletes leased rows (delivered, failed); returns the ids deleted. */
+  messageDeleteLeasedMany(params: MessageDeleteLeasedManyParams): Promise<string[]>;
+  /** Ends leases with a retry: sets `dueAt`, `retried`, clears the token; returns ids applied. */
+  messageRetryManyLeased(params: MessageRetryManyParams): Promise<string[]>;
+  /** Ends leases without an attempt (shutdown): due again at `dueAt`; returns ids applied. */
+  messageReleaseMany(params: MessageReleaseManyParams): Promise<string[]>;
+  /** Deletes the account's messages matching `filter` (leased or not); returns them. */
+  messageDeleteMany(params: MessageDeleteManyParams): Promise<Message[]>;
+
+  eventInsertMany(params: EventInsertManyParams): Promise<void>;
+  /** The log, newest first. Every returned event carries the message's CREATED header/body. */
+  eventList(params: EventListParams): Promise<Page<EventRecord>>;
+  /** Returns the number of rows deleted. */
+  eventDeleteBefore(params: EventDeleteBeforeParams): Promise<number>;
+
+  dlqInsertMany(params: DlqInsertManyParams): Promise<void>;
+  dlqGet(params: DlqGetParams): Promise<DlqEntry | undefined>;
+  /** Newest first. */
+  dlqList(params: DlqListParams): Promise<Page<DlqEntry>>;
+  /** Returns the number of entries deleted. */
+  dlqDeleteMany(params: DlqDeleteManyParams): Promise<number>;
+  /** Deletes entries with `expiresAt <= now`; returns the number deleted. */
+  dlqDeleteExpired(params: DlqDeleteExpiredParams): Promise<number>;
+
+  /** Atomically takes a deduplication key unless an unexpired owner holds it. */
+  dedupClaim(params: DedupClaimParams): Promise<DedupClaimResult>;
+  dedupDeleteExpired(params: DedupDeleteExpiredParams): Promise<number>;
+}
+
+export interface Driver {
+  readonly name: 'sqlite' | 'postgres';
+  readonly executor: Executor;
+  /** Applies pending numbered migrations, under a lock so concurrent starters do not race. */
+  migrate(): Promise<void>;
+  /**
+   * Subscribes to wake-ups published by `notifyWake` on any node sharing the database.
+   * SQLite has one process per database file, so it never calls back (the engine is woken
+   * in-process); PostgreSQL uses LISTEN/NOTIFY.
+   */
+  listenWake(onWake: () => void): Promise<() => Promise<void>>;
+  notifyWake(): Promise<void>;
+  /** Closes connections; pending operations finish first. Idempotent. */
+  close(): Promise<void>;
+}
