@@ -1,0 +1,77 @@
+/**
+ * Builds the WHERE clause of a `RecordFilter` for both SQL drivers. The dialects differ only in
+ * placeholders (`?` in SQLite, `$n` in PostgreSQL), so the caller passes a `bind` function that
+ * records a value and returns its placeholder.
+ *
+ * Semantics: OR within a field, AND across fields; an empty array is "no filter on this field".
+ */
+import type { RecordFilter } from '../driver.js';
+
+/** Which column holds each filterable field in a table; absent = the table has no such field. */
+export interface FilterColumns {
+  messageId?: string;
+  dlqId?: string;
+  state?: string;
+  responseStatus?: string;
+  /** The time column `fromDate`/`toDate` apply to. */
+  time: string;
+}
+
+export type Bind = (value: unknown) => string;
+
+/** Escapes `%`, `_` and `\` for a LIKE pattern used with `ESCAPE '\'`. */
+export function likeEscape(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+/** Labels are stored comma-joined (a label cannot contain a comma: `Svc-Label` is split on it). */
+export function joinLabels(labels: readonly string[] | undefined): string | null {
+  return labels && labels.length > 0 ? labels.join(',') : null;
+}
+
+export function splitLabels(value: string | null | undefined): string[] | undefined {
+  return value ? value.split(',') : undefined;
+}
+
+export function buildFilter(filter: RecordFilter, columns: FilterColumns, bind: Bind): string {
+  const clauses: string[] = [];
+  const anyOf = (column: string | undefined, values: readonly unknown[] | undefined): void => {
+    if (!values || values.length === 0) return;
+    if (!column) {
+      clauses.push('1 = 0'); // the table has no such field, so nothing can match
+      return;
+    }
+    clauses.push(`${column} IN (${values.map(bind).join(', ')})`);
+  };
+
+  anyOf(columns.messageId, filter.messageIds);
+  anyOf(columns.dlqId, filter.dlqIds);
+  anyOf(columns.state, filter.states);
+  anyOf(columns.responseStatus, filter.responseStatuses);
+  anyOf('url', filter.urls);
+  anyOf('url_host', filter.hosts);
+  anyOf('url_path', filter.paths);
+  anyOf('topic_name', filter.topicNames);
+  anyOf('queue_name', filter.queueNames);
+  anyOf('schedule_id', filter.scheduleIds);
+  anyOf('flow_control_key', filter.flowControlKeys);
+  anyOf('caller_ip', filter.callerIps);
+  if (filter.labels && filter.labels.length > 0) {
+    const one = (label: string): string =>
+      `(',' || labels || ',') LIKE ${bind(`%,${likeEscape(label)},%`)} ESCAPE '\\'`;
+    clauses.push(`(${filter.labels.map(one).join(' OR ')})`);
+  }
+  if (filter.fromDate !== undefined) clauses.push(`${columns.time} >= ${bind(filter.fromDate)}`);
+  if (filter.toDate !== undefined) clauses.push(`${columns.time} <= ${bind(filter.toDate)}`);
+  return clauses.length > 0 ? clauses.join(' AND ') : '1 = 1';
+}
+
+/** Splits a URL into the `url_host`/`url_path` columns that the host/path filters match. */
+export function urlParts(url: string): { host: string; path: string } {
+  try {
+    const parsed = new URL(url);
+    return { host: parsed.host, path: parsed.pathname };
+  } catch {
+    return { host: '', path: '' };
+  }
+}
