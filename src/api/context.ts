@@ -1,0 +1,28 @@
+import type { Clock } from '../core/clock.js';
+import type { Logger } from '../core/logger.js';
+import type { Account } from '../core/types.js';
+import type { AccountDirectory } from '../engine/accounts.js';
+import type { Publisher } from '../engine/publisher.js';
+import type { Executor } from '../storage/driver.js';
+
+/** What the route modules need; built once in `app.ts`. */
+export interface ApiContext {
+  executor: Executor;
+  clock: Clock;
+  accounts: AccountDirectory;
+  publisher: Publisher;
+  logger: Logger;
+  /** Header prefix (`Svc`); every custom header name is built from it. */
+  prefix: string;
+  /** Refuse private and loopback destinations at publish time. */
+  production: boolean;
+  /** Messages were stored outside the publisher (DLQ retry): wake the engine. */
+  onMessagesStored: () => void;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The authenticated messaging account (set by the auth hook). */
+    account: Account;
+  }
+}

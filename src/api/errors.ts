@@ -1,0 +1,35 @@
+/**
+ * The one place errors become responses: `{"error": "..."}` with the error's status. A client's
+ * mistake is always a 4xx; anything unexpected is logged and answered 500 without details.
+ */
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { FerryError } from '../core/errors.js';
+import type { Logger } from '../core/logger.js';
+
+/** Fastify's own client-error codes, with the message we answer them with. */
+const FASTIFY_CLIENT_ERRORS: Record<string, (e: FastifyError) => string> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: () => 'request body is larger than max_message_size',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: (e) => e.message,
+  FST_ERR_CTP_EMPTY_JSON_BODY: (e) => e.message,
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: (e) => e.message,
+  FST_ERR_BAD_URL: () => 'malformed URL',
+};
+
+export function installErrorHandling(app: FastifyInstance, logger: Logger): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof FerryError) {
+      if (error.headers) void reply.headers(error.headers);
+      return reply.code(error.status).send({ error: error.message });
+    }
+    const known = error.code ? FASTIFY_CLIENT_ERRORS[error.code] : undefined;
+    const status = error.statusCode ?? 500;
+    if (known || (status >= 400 && status < 500)) {
+      return reply.code(status).send({ error: known ? known(error) : error.message });
+    }
+    logger.error({ err: error, url: request.url, method: request.method }, 'request failed');
+    return reply.code(500).send({ error: 'internal error' });
+  });
+  app.setNotFoundHandler((request, reply) =>
+    reply.code(404).send({ error: `no endpoint ${request.method} ${request.url.split('?')[0]}` }),
+  );
+}

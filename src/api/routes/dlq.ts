@@ -1,0 +1,134 @@
+/** The dead-letter queue: list, get, delete (one or by filter), retry (one or by filter). */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { notFound } from '../../core/errors.js';
+import { parsePublishSettings } from '../../core/publish-request.js';
+import type { Message } from '../../core/types.js';
+import { retryDlqEntries, type RetryOverride } from '../../engine/dlq-retry.js';
+import type { RecordFilter } from '../../storage/driver.js';
+import type { ApiContext } from '../context.js';
+import { dlqJson } from '../presenters.js';
+import { parseQuery, type ParsedQuery } from '../query.js';
+import { searchParams } from './messages.js';
+
+const DLQ_FILTERS = [
+  'dlqIds',
+  'messageId',
+  'url',
+  'topicName',
+  'scheduleId',
+  'queueName',
+  'label',
+  'flowControlKey',
+  'responseStatus',
+  'callerIp',
+  'callerIP',
+  'fromDate',
+  'toDate',
+] as const;
+
+const DEFAULT_COUNT = 100;
+
+function dlqQuery(url: string): ParsedQuery {
+  return parseQuery(searchParams(url), {
+    filters: DLQ_FILTERS,
+    maxCount: 100,
+    cursor: true,
+    extra: ['order', 'source'],
+  });
+}
+
+/**
+ * Publish headers on a retry call override the stored message: only the settings actually sent
+ * change; everything else is retried as it was.
+ */
+function overrideFrom(request: FastifyRequest, ctx: ApiContext): RetryOverride {
+  const prefix = ctx.prefix.toLowerCase();
+  const query = searchParams(request.url);
+  const sent = (name: string): boolean => {
+    const key = `${prefix}-${name}`;
+    return request.headers[key] !== undefined || query.has(key);
+  };
+  const forwards = Object.keys(request.headers).some((h) => h.startsWith(`${prefix}-forward-`)) ||
+    request.headers['content-type'] !== undefined;
+  const limits = ctx.accounts.limits(request.account);
+  return (stored: Message, now: number): Message => {
+    const s = parsePublishSettings({ prefix: ctx.prefix, headers: request.headers, query, plan: limits, now });
+    const spec = { ...stored.spec };
+    if (sent('method')) spec.method = s.method;
+    if (forwards) spec.headers = { ...stored.spec.headers, ...s.headers };
+    if (sent('label')) spec.labels = s.labels;
+    if (sent('retry-delay')) spec.retryDelayExpression = s.retryDelayExpression;
+    if (sent('timeout')) spec.timeoutMs = s.timeoutMs;
+    if (sent('flow-control-key')) spec.flowControl = s.flowControl;
+    return {
+      ...stored,
+      spec,
+      maxRetries: sent('retries') ? s.retries : stored.maxRetries,
+      notBefore: sent('delay') || sent('not-before') ? s.notBefore : now,
+    };
+  };
+}
+
+export function dlqRoutes(app: FastifyInstance, ctx: ApiContext): void {
+  const page = async (accountId: string, filter: RecordFilter, cursor: string | undefined, count: number | undefined) =>
+    ctx.executor.dlqList({ accountId, filter, cursor, count: count ?? DEFAULT_COUNT });
+
+  app.get('/v2/dlq', async (request) => {
+    const { filter, cursor, count } = dlqQuery(request.url);
+    const result = await page(request.account.id, filter, cursor, count);
+    return { cursor: result.cursor ?? '', messages: result.items.map(dlqJson) };
+  });
+
+  app.get<{ Params: { dlqId: string } }>('/v2/dlq/:dlqId', async (request) => {
+    const entry = await ctx.executor.dlqGet({ accountId: request.account.id, dlqId: request.params.dlqId });
+    if (!entry) throw notFound(`DLQ entry "${request.params.dlqId}" not found`);
+    return dlqJson(entry);
+  });
+
+  app.delete<{ Params: { dlqId: string } }>('/v2/dlq/:dlqId', async (request) => {
+    const deleted = await ctx.executor.dlqDeleteMany({ accountId: request.account.id, dlqIds: [request.params.dlqId] });
+    if (deleted === 0) throw notFound(`DLQ entry "${request.params.dlqId}" not found`);
+    return { deleted };
+  });
+
+  app.delete('/v2/dlq', async (request) => {
+    const { filter, cursor, count } = dlqQuery(request.url);
+    const result = await page(request.account.id, filter, cursor, count);
+    const deleted = await ctx.executor.dlqDeleteMany({
+      accountId: request.account.id,
+      dlqIds: result.items.map((e) => e.dlqId),
+    });
+    return { deleted, cursor: result.cursor ?? '' };
+  });
+
+  app.post<{ Params: { dlqId: string } }>('/v2/dlq/retry/:dlqId', async (request, reply) => {
+    const entry = await ctx.executor.dlqGet({ accountId: request.account.id, dlqId: request.params.dlqId });
+    if (!entry) throw notFound(`DLQ entry "${request.params.dlqId}" not found`);
+    const [message] = await retryDlqEntries({
+      executor: ctx.executor,
+      clock: ctx.clock,
+      accountId: request.account.id,
+      entries: [entry],
+      override: overrideFrom(request, ctx),
+    });
+    ctx.onMessagesStored();
+    return reply.code(201).send({ messageId: message?.id });
+  });
+
+  app.post('/v2/dlq/retry', async (request, reply) => {
+    const { filter, cursor, count } = dlqQuery(request.url);
+    const result = await page(request.account.id, filter, cursor, count);
+    const messages = await retryDlqEntries({
+      executor: ctx.executor,
+      clock: ctx.clock,
+      accountId: request.account.id,
+      entries: result.items,
+      override: overrideFrom(request, ctx),
+    });
+    if (messages.length > 0) ctx.onMessagesStored();
+    return reply.code(201).send({
+      cursor: result.cursor ?? '',
+      responses: messages.map((m) => ({ messageId: m.id })),
+    });
+  });
+}

@@ -1,0 +1,140 @@
+/**
+ * The composition root: builds storage, the account directory, the publisher, the delivery
+ * engine, the pruner and the HTTP API from a `Config`, and starts/stops them in order. Only this
+ * file (through `openDriver`) picks a concrete storage driver.
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { buildServer } from './api/server.js';
+import type { Config } from './cli/config.js';
+import { systemClock, type Clock } from './core/clock.js';
+import type { Logger } from './core/logger.js';
+import { AccountDirectory } from './engine/accounts.js';
+import { createHttpDispatcher, type Dispatcher } from './engine/dispatcher.js';
+import { Engine } from './engine/engine.js';
+import { Publisher } from './engine/publisher.js';
+import { Pruner } from './maintenance/pruner.js';
+import type { Driver } from './storage/driver.js';
+import { openPostgresDriver } from './storage/postgres/postgres-driver.js';
+import { openSqliteDriver } from './storage/sqlite/sqlite-driver.js';
+
+export interface FerryOptions {
+  config: Config;
+  clock?: Clock;
+  logger: Logger;
+  /** A driver to use instead of the one the config names (tests). */
+  driver?: Driver;
+  dispatcher?: Dispatcher;
+}
+
+export interface Ferry {
+  readonly config: Config;
+  readonly driver: Driver;
+  readonly accounts: AccountDirectory;
+  readonly publisher: Publisher;
+  readonly engine: Engine;
+  readonly pruner: Pruner;
+  readonly server: FastifyInstance;
+  /** The API's base URL once `start()` has listened (`http://host:port`). */
+  url: string;
+  /** Listens and starts the services this node's roles name. */
+  start(): Promise<void>;
+  /** Graceful stop: no new requests or claims, in-flight work finishes or is released, storage closed. Idempotent. */
+  stop(): Promise<void>;
+}
+
+export function openDriver(config: Config): Driver {
+  if (config.databaseUrl) return openPostgresDriver({ url: config.databaseUrl });
+  mkdirSync(config.dataDir, { recursive: true });
+  return openSqliteDriver({
+    path: join(config.dataDir, 'ferry.db'),
+    synchronous: config.sqliteSynchronous,
+  });
+}
+
+/** The `iss` claim: `Upstash` in Upstash mode (the official Receiver checks it), else `Ferry`. */
+export const issuerFor = (prefix: string): string =>
+  prefix.toLowerCase() === 'upstash' ? 'Upstash' : 'Ferry';
+
+export async function createFerry(options: FerryOptions): Promise<Ferry> {
+  const { config, logger } = options;
+  const clock = options.clock ?? systemClock;
+  const driver = options.driver ?? openDriver(config);
+  await driver.migrate();
+  const executor = driver.executor;
+  const accounts = new AccountDirectory(executor, config.plans, clock);
+  const dispatcher =
+    options.dispatcher ?? createHttpDispatcher({ refusePrivate: config.production });
+  const engine = new Engine({
+    executor,
+    clock,
+    dispatcher,
+    accounts,
+    logger,
+    prefix: config.headerPrefix,
+    issuer: issuerFor(config.headerPrefix),
+    concurrency: config.concurrency,
+    leaseMs: config.leaseMs,
+  });
+  const wake = (): void => {
+    engine.wake();
+    driver.notifyWake().catch((error: unknown) => logger.warn({ err: error }, 'NOTIFY failed'));
+  };
+  const publisher = new Publisher({ executor, clock, logger, onCommitted: wake });
+  const pruner = new Pruner({ executor, clock, logger, eventRetentionMs: config.eventRetentionMs });
+  const server = buildServer(
+    {
+      executor,
+      clock,
+      accounts,
+      publisher,
+      logger,
+      prefix: config.headerPrefix,
+      production: config.production,
+      onMessagesStored: wake,
+    },
+    { bodyLimit: Math.max(config.plans.free.max_message_size, config.plans.paid.max_message_size) },
+  );
+
+  const roles = new Set(config.roles);
+  let unlisten: (() => Promise<void>) | undefined;
+  let stopping: Promise<void> | undefined;
+
+  const ferry: Ferry = {
+    config,
+    driver,
+    accounts,
+    publisher,
+    engine,
+    pruner,
+    server,
+    url: '',
+    async start() {
+      if (roles.has('worker')) {
+        unlisten = await driver.listenWake(() => engine.wake());
+        engine.start();
+      }
+      if (roles.has('maintenance')) pruner.start();
+      if (roles.has('api')) {
+        const address = await server.listen({ port: config.port, host: config.host });
+        const { port } = server.server.address() as { port: number };
+        const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+        ferry.url = address.startsWith('http') ? `http://${host}:${port}` : address;
+      }
+    },
+    stop() {
+      stopping ??= (async () => {
+        await server.close(); // stops accepting; waits for in-flight requests (their commits)
+        await publisher.drain();
+        await engine.stop(config.shutdownGraceMs);
+        await pruner.stop();
+        await unlisten?.();
+        await dispatcher.close();
+        await driver.close();
+      })();
+      return stopping;
+    },
+  };
+  return ferry;
+}

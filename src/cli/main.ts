@@ -1,0 +1,110 @@
+#!/usr/bin/env node
+/**
+ * The `ferry` command. `ferry start [options]` runs the API, the delivery engine and maintenance
+ * in one process; SIGTERM/SIGINT stop it gracefully (a second signal exits at once).
+ */
+import pino from 'pino';
+import { createFerry } from '../app.js';
+import { systemClock } from '../core/clock.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { credentialsPath, ensureDefaultAccount, type Credentials } from './credentials.js';
+
+const USAGE = `Usage: ferry start [options]
+
+Options (flag / environment variable, default):
+  --port N               FERRY_PORT             8080 (0 = any free port)
+  --host H               FERRY_HOST             127.0.0.1
+  --data-dir D           FERRY_DATA_DIR         ./.ferry
+  --database-url URL     FERRY_DATABASE_URL     (SQLite in the data dir; postgres://… for PostgreSQL)
+  --header-prefix P      FERRY_HEADER_PREFIX    Svc (Upstash = QStash SDK dialect)
+  --production           FERRY_ENV=production   off (refuses private/loopback destinations)
+  --plan free|paid       FERRY_PLAN             paid (plan of the default account at first start)
+  --plans-file F         FERRY_PLANS_FILE       (JSON overrides of plan limits)
+  --roles R,R            FERRY_ROLES            api,worker,maintenance
+  --concurrency N        FERRY_CONCURRENCY      256 deliveries in flight
+  --lease D              FERRY_LEASE            30s
+  --sqlite-synchronous S FERRY_SQLITE_SYNCHRONOUS full (or normal)
+  --event-retention D    FERRY_EVENT_RETENTION  7d
+  --shutdown-grace D     FERRY_SHUTDOWN_GRACE   10s
+  --log-level L          FERRY_LOG_LEVEL        info
+See docs/configuration.md for details.`;
+
+function banner(config: Config, credentials: Credentials, created: boolean): string {
+  const storage = config.databaseUrl ? 'PostgreSQL' : `SQLite in ${config.dataDir}`;
+  const mode = config.production
+    ? 'production (private and loopback destinations refused)'
+    : 'development (private and loopback destinations allowed)';
+  return [
+    '',
+    `  Ferry is running at ${credentials.baseUrl}`,
+    `  storage:  ${storage}`,
+    `  mode:     ${mode}`,
+    `  headers:  ${config.headerPrefix}-*`,
+    '',
+    `  ${created ? 'Created' : 'Using'} the default account ${credentials.accountId} (plan ${config.plan}):`,
+    `    token:               ${credentials.token}`,
+    `    current signing key: ${credentials.currentSigningKey}`,
+    `    next signing key:    ${credentials.nextSigningKey}`,
+    `  (saved in ${credentialsPath(config.dataDir)})`,
+    '',
+    `  Try: curl -X POST ${credentials.baseUrl}/v2/publish/https://example.com -H "Authorization: Bearer $TOKEN" -d hello`,
+    '',
+  ].join('\n');
+}
+
+async function start(argv: string[]): Promise<void> {
+  const config = loadConfig(argv);
+  const logger = pino({ level: config.logLevel, base: undefined });
+  const ferry = await createFerry({ config, logger });
+  await ferry.start();
+  const { credentials, created } = await ensureDefaultAccount({
+    dataDir: config.dataDir,
+    baseUrl: ferry.url,
+    plan: config.plan,
+    executor: ferry.driver.executor,
+    accounts: ferry.accounts,
+    clock: systemClock,
+    logger,
+  });
+  process.stdout.write(`${banner(config, credentials, created)}\n`);
+
+  let signals = 0;
+  const shutdown = (signal: string): void => {
+    if (++signals > 1) process.exit(1);
+    logger.info({ signal }, 'stopping: finishing in-flight deliveries');
+    ferry.stop().then(
+      () => {
+        logger.info('stopped cleanly');
+        process.exit(0);
+      },
+      (error: unknown) => {
+        logger.error({ err: error }, 'stopping failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === '--help' || command === 'help' || command === '-h') {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  if (command !== 'start') {
+    process.stderr.write(`unknown command "${command}"\n\n${USAGE}\n`);
+    process.exit(2);
+  }
+  await start(rest);
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  if (error instanceof ConfigError) {
+    process.stderr.write(`ferry: ${error.message}\n`);
+    process.exit(2);
+  }
+  process.stderr.write(`ferry: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});

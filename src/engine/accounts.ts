@@ -1,0 +1,50 @@
+/**
+ * Looks up accounts for authentication and signing. Accounts change rarely (key rotation, token
+ * reset), and both the publish and the delivery paths need one per request, so lookups are
+ * cached briefly. A change made on this node drops its entry at once; other nodes sharing the
+ * database see it within `ttlMs`.
+ */
+import type { Clock } from '../core/clock.js';
+import type { PlanLimits, PlanTable } from '../core/plans.js';
+import { decodeToken, passwordMatches } from '../core/token.js';
+import type { Account } from '../core/types.js';
+import type { Executor } from '../storage/driver.js';
+
+export class AccountDirectory {
+  private readonly cache = new Map<string, { account: Account | undefined; expiresAt: number }>();
+
+  constructor(
+    private readonly executor: Executor,
+    private readonly plans: PlanTable,
+    private readonly clock: Clock,
+    private readonly ttlMs = 1_000,
+  ) {}
+
+  async get(id: string): Promise<Account | undefined> {
+    const now = this.clock.now();
+    const hit = this.cache.get(id);
+    if (hit && hit.expiresAt > now) return hit.account;
+    const account = await this.executor.accountGet({ id });
+    if (this.cache.size > 10_000) this.cache.clear();
+    this.cache.set(id, { account, expiresAt: now + this.ttlMs });
+    return account;
+  }
+
+  /** The account a messaging token belongs to, or undefined for a wrong or unknown token. */
+  async authenticate(token: string): Promise<Account | undefined> {
+    const decoded = decodeToken(token);
+    if (!decoded) return undefined;
+    const account = await this.get(decoded.accountId);
+    if (!account || !passwordMatches(decoded.password, account.passwordHash)) return undefined;
+    return account;
+  }
+
+  limits(account: Account): PlanLimits {
+    return this.plans[account.plan];
+  }
+
+  /** Drops a cached account after this node changed it. */
+  forget(id: string): void {
+    this.cache.delete(id);
+  }
+}

@@ -1,0 +1,131 @@
+/**
+ * Sends one delivery attempt over HTTP. undici keeps a keep-alive pool per origin; redirects are
+ * never followed (a 3xx is a failed attempt, as in QStash); the response body is read up to a
+ * cap and the rest discarded.
+ */
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { isIP, type LookupFunction } from 'node:net';
+import { Agent, request } from 'undici';
+import { isLocalHostname, isPrivateAddress } from '../core/addresses.js';
+import type { AttemptResult } from '../core/retry-timing.js';
+import type { HeaderMap } from '../core/types.js';
+import { canonicalHeaderName } from '../core/headers.js';
+
+export interface DispatchRequest {
+  url: string;
+  method: string;
+  headers: Record<string, string | string[]>;
+  body: Uint8Array;
+  timeoutMs: number;
+  /** Response bytes kept; the rest is discarded (callbacks and the DLQ show at most this). */
+  maxResponseBytes: number;
+  /** Aborts the attempt (used by a shutdown that runs out of grace time). */
+  signal?: AbortSignal;
+}
+
+export interface Dispatcher {
+  send(req: DispatchRequest): Promise<AttemptResult>;
+  close(): Promise<void>;
+}
+
+export interface HttpDispatcherOptions {
+  /** Refuse private, loopback and link-local addresses, checked on the resolved IP. */
+  refusePrivate: boolean;
+  /** Sockets per origin; deliveries to one destination beyond it wait for a free socket. */
+  connectionsPerOrigin?: number;
+}
+
+/** The error text for an address refused in production mode. */
+export const PRIVATE_ADDRESS_ERROR = 'destination resolves to a private or loopback address';
+
+/** A DNS lookup that fails for private addresses, so the check covers every connect. */
+const guardedLookup: LookupFunction = (hostname, options, callback) => {
+  dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
+    if (error) return callback(error, '', 0);
+    const refused = addresses.find((a) => isPrivateAddress(a.address));
+    if (refused) return callback(new Error(PRIVATE_ADDRESS_ERROR), '', 0);
+    if (options.all) return (callback as (e: null, a: LookupAddress[]) => void)(null, addresses);
+    const first = addresses[0];
+    if (!first) return callback(new Error(`no address for ${hostname}`), '', 0);
+    callback(null, first.address, first.family);
+  });
+};
+
+export function createHttpDispatcher(options: HttpDispatcherOptions): Dispatcher {
+  const agent = new Agent({
+    keepAliveTimeout: 30_000,
+    connections: options.connectionsPerOrigin ?? 128,
+    connect: options.refusePrivate ? { lookup: guardedLookup } : {},
+  });
+
+  return {
+    async send(req: DispatchRequest): Promise<AttemptResult> {
+      if (options.refusePrivate) {
+        const host = new URL(req.url).hostname.replace(/^\[|\]$/g, '');
+        // Node never calls `lookup` for an IP literal, so check literals here.
+        if (isLocalHostname(host) || (isIP(host) !== 0 && isPrivateAddress(host))) {
+          return { kind: 'error', error: PRIVATE_ADDRESS_ERROR };
+        }
+      }
+      const timeout = AbortSignal.timeout(req.timeoutMs);
+      const signal = req.signal ? AbortSignal.any([timeout, req.signal]) : timeout;
+      try {
+        const res = await request(req.url, {
+          dispatcher: agent,
+          method: req.method as 'POST',
+          headers: req.headers,
+          body: req.method === 'GET' && req.body.byteLength === 0 ? undefined : req.body,
+          signal,
+          headersTimeout: req.timeoutMs,
+          bodyTimeout: req.timeoutMs,
+        });
+        const body = await readCapped(res.body, req.maxResponseBytes);
+        return { kind: 'response', status: res.statusCode, headers: toHeaderMap(res.headers), body };
+      } catch (error) {
+        if (timeout.aborted) return { kind: 'error', error: `timeout after ${req.timeoutMs} ms` };
+        if (req.signal?.aborted) return { kind: 'error', error: 'attempt aborted by shutdown' };
+        return { kind: 'error', error: describeError(error) };
+      }
+    },
+    async close(): Promise<void> {
+      await agent.close();
+    },
+  };
+}
+
+/** Bytes read and discarded past the cap before the connection is dropped instead. */
+const DRAIN_LIMIT = 1024 * 1024;
+
+async function readCapped(body: AsyncIterable<Uint8Array>, cap: number): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  let total = 0;
+  for await (const chunk of body) {
+    total += chunk.byteLength;
+    // Drain a little past the cap so the socket can be reused; give up on huge bodies.
+    if (total > cap + DRAIN_LIMIT) break;
+    if (size < cap) {
+      const keep = chunk.byteLength <= cap - size ? chunk : chunk.subarray(0, cap - size);
+      chunks.push(keep);
+      size += keep.byteLength;
+    }
+  }
+  return chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks, size);
+}
+
+function toHeaderMap(headers: Record<string, string | string[] | undefined>): HeaderMap {
+  const map: HeaderMap = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined) continue;
+    map[canonicalHeaderName(name)] = Array.isArray(value) ? value : [value];
+  }
+  return map;
+}
+
+function describeError(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = error.cause instanceof Error ? error.cause : undefined;
+  const code = (cause as NodeJS.ErrnoException | undefined)?.code ?? (error as NodeJS.ErrnoException).code;
+  const message = cause?.message ?? error.message;
+  return code && !message.includes(code) ? `${code}: ${message}` : message;
+}

@@ -1,0 +1,421 @@
+/**
+ * The delivery engine: claim → dispatch → outcome → complete.
+ *
+ * It keeps up to `concurrency` deliveries in flight. When there is room it claims a batch of due
+ * messages (a lease: their `dueAt` moves to the lease expiry, so a dead node's messages come
+ * back by themselves), sends each over HTTP, decides the outcome with a pure function, and
+ * writes the outcomes of everything that finished meanwhile in one transaction (group commit).
+ * It sleeps until the earliest due time or a wake-up (a publish on this node, or NOTIFY from
+ * another), and never polls in a tight loop.
+ */
+import type { Clock } from '../core/clock.js';
+import { newDlqId } from '../core/ids.js';
+import type { Logger } from '../core/logger.js';
+import { compileRetryDelay } from '../core/retry-delay.js';
+import { decideOutcome, type AttemptResult, type Outcome } from '../core/retry-timing.js';
+import { signRequest } from '../core/signature.js';
+import type { ClaimedMessage, DlqEntry, EventRecord } from '../core/types.js';
+import type { Executor } from '../storage/driver.js';
+import type { AccountDirectory } from './accounts.js';
+import type { Dispatcher } from './dispatcher.js';
+import { eventOf } from './records.js';
+
+export interface EngineOptions {
+  executor: Executor;
+  clock: Clock;
+  dispatcher: Dispatcher;
+  accounts: AccountDirectory;
+  logger: Logger;
+  /** Header prefix (`Svc`), used for the added delivery headers. */
+  prefix: string;
+  /** `iss` claim of the signature JWT. */
+  issuer: string;
+  /** Deliveries in flight at once. */
+  concurrency: number;
+  /** Lease length; in-flight leases are extended every third of it. */
+  leaseMs: number;
+  /** Messages claimed per claim transaction (default 200). */
+  claimBatch?: number;
+  /** Longest idle sleep, a safety net for a missed wake-up (default 5 s). */
+  maxIdleMs?: number;
+  /** Response bytes kept in events (default 8 KiB); the DLQ keeps up to max_message_size. */
+  eventResponseBytes?: number;
+}
+
+type Completion =
+  | {
+      kind: 'outcome';
+      message: ClaimedMessage;
+      attempt: AttemptResult;
+      outcome: Outcome;
+      finishedAt: number;
+      dlqRetentionMs: number;
+    }
+  /** Shutdown interrupted the attempt: due again, no attempt counted. */
+  | { kind: 'release'; message: ClaimedMessage };
+
+interface InFlight {
+  leaseToken: string;
+  leaseUntil: number;
+  abort: AbortController;
+  done: Promise<void>;
+}
+
+export class Engine {
+  private readonly inFlight = new Map<string, InFlight>();
+  private readonly completions: { completion: Completion; resolve: () => void }[] = [];
+  private readonly retryDelays = new Map<string, (retried: number) => number>();
+  private flushing: Promise<void> | undefined;
+  private running = false;
+  private claiming = false;
+  private wakePending = false;
+  private timer: NodeJS.Timeout | undefined;
+  private heartbeat: NodeJS.Timeout | undefined;
+  private readonly claimBatch: number;
+  private readonly maxIdleMs: number;
+  private readonly eventResponseBytes: number;
+
+  constructor(private readonly options: EngineOptions) {
+    this.claimBatch = options.claimBatch ?? 200;
+    this.maxIdleMs = options.maxIdleMs ?? 5_000;
+    this.eventResponseBytes = options.eventResponseBytes ?? 8 * 1024;
+  }
+
+  /** Deliveries in flight on this node right now. */
+  get inFlightCount(): number {
+    return this.inFlight.size;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    const every = Math.max(1, Math.floor(this.options.leaseMs / 3));
+    this.heartbeat = setInterval(() => void this.extendLeases(), every);
+    this.heartbeat.unref();
+    this.schedule(0);
+  }
+
+  /** Something may have become due (a publish committed): claim now instead of at the timer. */
+  wake(): void {
+    if (!this.running) return;
+    if (this.claiming) this.wakePending = true;
+    else this.schedule(0);
+  }
+
+  /**
+   * Stops claiming, waits up to `graceMs` for in-flight deliveries, aborts the rest and releases
+   * their leases (due again at once, no attempt counted), and writes every pending outcome.
+   * Idempotent.
+   */
+  async stop(graceMs = 10_000): Promise<void> {
+    this.running = false;
+    clearTimeout(this.timer);
+    clearInterval(this.heartbeat);
+    const all = (): Promise<unknown> => Promise.all([...this.inFlight.values()].map((f) => f.done));
+    if (this.inFlight.size > 0) {
+      let graceTimer: NodeJS.Timeout | undefined;
+      const grace = new Promise<void>((resolve) => (graceTimer = setTimeout(resolve, graceMs)));
+      await Promise.race([all(), grace]);
+      clearTimeout(graceTimer);
+      for (const flight of this.inFlight.values()) flight.abort.abort();
+      await all();
+    }
+    await this.flushing;
+  }
+
+  /**
+   * One claim-and-deliver round for tests and tools: claims what is due now (up to
+   * `concurrency`), delivers it, writes the outcomes, and returns how many attempts were made.
+   * Not for use while the engine is started.
+   */
+  async runOnce(): Promise<number> {
+    const claimed = await this.claim(this.options.concurrency);
+    await Promise.all(claimed.map((message) => this.deliver(message)));
+    await this.flushing;
+    return claimed.length;
+  }
+
+  private schedule(delayMs: number): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.pump(), delayMs);
+  }
+
+  private async pump(): Promise<void> {
+    if (!this.running || this.claiming) return;
+    const room = this.options.concurrency - this.inFlight.size;
+    if (room <= 0) return; // a finishing delivery pumps again
+    this.claiming = true;
+    this.wakePending = false;
+    const limit = Math.min(room, this.claimBatch);
+    let claimed: ClaimedMessage[];
+    try {
+      claimed = await this.claim(limit);
+    } catch (error) {
+      this.claiming = false;
+      this.options.logger.error({ err: error }, 'claiming due messages failed; retrying in 1 s');
+      if (this.running) this.schedule(1_000);
+      return;
+    }
+    for (const message of claimed) void this.deliver(message);
+    if (claimed.length === limit || this.wakePending) {
+      this.claiming = false;
+      if (this.running) this.schedule(0);
+      return;
+    }
+    try {
+      const now = this.options.clock.now();
+      const next = await this.options.executor.messageNextDueAt({ after: now });
+      const delay = next === undefined ? this.maxIdleMs : Math.max(0, next - this.options.clock.now());
+      this.claiming = false;
+      if (this.running) this.schedule(this.wakePending ? 0 : Math.min(delay, this.maxIdleMs));
+    } catch (error) {
+      this.claiming = false;
+      this.options.logger.error({ err: error }, 'reading the next due time failed');
+      if (this.running) this.schedule(1_000);
+    }
+  }
+
+  /** Claims due messages and records their ACTIVE events in the same transaction. */
+  private async claim(limit: number): Promise<ClaimedMessage[]> {
+    const now = this.options.clock.now();
+    const leaseUntil = now + this.options.leaseMs;
+    const claimed = await this.options.executor.transaction(async (tx) => {
+      const rows = await tx.messageClaimDue({ now, limit, leaseUntil });
+      if (rows.length > 0) {
+        await tx.eventInsertMany({ events: rows.map((m) => eventOf(m, 'ACTIVE', now)) });
+      }
+      return rows;
+    });
+    for (const message of claimed) {
+      // `done` is replaced by the delivery's own promise in deliver(); this keeps stop() safe
+      // between the claim and the start of the delivery.
+      this.inFlight.set(message.id, {
+        leaseToken: message.leaseToken,
+        leaseUntil,
+        abort: new AbortController(),
+        done: Promise.resolve(),
+      });
+    }
+    return claimed;
+  }
+
+  private deliver(message: ClaimedMessage): Promise<void> {
+    const flight = this.inFlight.get(message.id);
+    const done = this.attempt(message, flight?.abort.signal)
+      .then((completion) => (completion ? this.complete(completion) : undefined))
+      .catch((error: unknown) => {
+        // The lease expires and the message is delivered again: nothing is lost.
+        this.options.logger.error({ err: error, messageId: message.id }, 'delivery failed');
+      })
+      .finally(() => {
+        this.inFlight.delete(message.id);
+        if (this.running) void this.pump();
+      });
+    if (flight) flight.done = done;
+    return done;
+  }
+
+  private async attempt(message: ClaimedMessage, signal?: AbortSignal): Promise<Completion | undefined> {
+    const { accounts, clock, prefix } = this.options;
+    const account = await accounts.get(message.accountId);
+    if (!account) {
+      this.options.logger.warn({ messageId: message.id }, 'message of an unknown account dropped');
+      await this.options.executor.messageDeleteLeasedMany({ leases: [message] });
+      return undefined;
+    }
+    const limits = accounts.limits(account);
+    const timeoutMs = Math.min(message.spec.timeoutMs ?? Infinity, limits.timeout * 1000);
+    const headers: Record<string, string | string[]> = {};
+    for (const [name, values] of Object.entries(message.spec.headers)) {
+      headers[name] = values.length === 1 ? (values[0] as string) : values;
+    }
+    headers['User-Agent'] = 'Ferry';
+    headers[`${prefix}-Message-Id`] = message.id;
+    headers[`${prefix}-Retried`] = String(message.retried);
+    headers[`${prefix}-Caller-Ip`] = message.callerIp;
+    if (message.topicName) headers[`${prefix}-Topic-Name`] = message.topicName;
+    if (message.endpointName) headers[`${prefix}-Endpoint-Name`] = message.endpointName;
+    if (message.scheduleId) headers[`${prefix}-Schedule-Id`] = message.scheduleId;
+    headers[`${prefix}-Signature`] = signRequest({
+      signingKey: account.currentSigningKey,
+      issuer: this.options.issuer,
+      url: message.url,
+      body: message.body,
+      nowMs: clock.now(),
+    });
+
+    const attempt = await this.options.dispatcher.send({
+      url: message.url,
+      method: message.spec.method,
+      headers,
+      body: message.body,
+      timeoutMs,
+      maxResponseBytes: limits.max_message_size,
+      signal,
+    });
+    if (signal?.aborted) return { kind: 'release', message };
+    const finishedAt = clock.now();
+    const outcome = decideOutcome({
+      attempt,
+      retried: message.retried,
+      maxRetries: message.maxRetries,
+      retryDelay: this.retryDelay(message.spec.retryDelayExpression),
+      now: finishedAt,
+      prefix,
+    });
+    return {
+      kind: 'outcome',
+      message,
+      attempt,
+      outcome,
+      finishedAt,
+      dlqRetentionMs: limits.max_dlq_retention_time_milis,
+    };
+  }
+
+  private retryDelay(source: string | undefined): ((retried: number) => number) | undefined {
+    if (source === undefined) return undefined;
+    let fn = this.retryDelays.get(source);
+    if (!fn) {
+      // Validated at publish time; a stored expression that no longer compiles falls back to
+      // the default backoff instead of failing the delivery.
+      try {
+        fn = compileRetryDelay(source, 'retryDelayExpression');
+      } catch {
+        return undefined;
+      }
+      if (this.retryDelays.size > 1_000) this.retryDelays.clear();
+      this.retryDelays.set(source, fn);
+    }
+    return fn;
+  }
+
+  /** Queues a completion for the next group commit and resolves once it is written. */
+  private complete(completion: Completion): Promise<void> {
+    return new Promise((resolve) => {
+      this.completions.push({ completion, resolve });
+      this.flushing ??= this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    while (this.completions.length > 0) {
+      const batch = this.completions.splice(0, 1_000);
+      try {
+        await this.applyCompletions(batch.map((b) => b.completion));
+      } catch (error) {
+        // Unwritten outcomes leave the messages leased; they are delivered again after the
+        // lease expires (at-least-once), so this loses nothing.
+        this.options.logger.error({ err: error, count: batch.length }, 'writing outcomes failed');
+      }
+      for (const b of batch) b.resolve();
+    }
+    this.flushing = undefined;
+  }
+
+  private async applyCompletions(batch: Completion[]): Promise<void> {
+    const now = this.options.clock.now();
+    await this.options.executor.transaction(async (tx) => {
+      const releases = batch.filter((c) => c.kind === 'release');
+      if (releases.length > 0) {
+        await tx.messageReleaseMany({ leases: releases.map((c) => c.message), dueAt: now });
+      }
+      const outcomes = batch.filter((c) => c.kind === 'outcome');
+      const finals = outcomes.filter((c) => c.outcome.kind !== 'retry');
+      const retries = outcomes.filter((c) => c.outcome.kind === 'retry');
+      const deleted = new Set(
+        finals.length > 0
+          ? await tx.messageDeleteLeasedMany({ leases: finals.map((c) => c.message) })
+          : [],
+      );
+      const retried = new Set(
+        retries.length > 0
+          ? await tx.messageRetryManyLeased({
+              retries: retries.map((c) => ({
+                id: c.message.id,
+                leaseToken: c.message.leaseToken,
+                dueAt: c.outcome.kind === 'retry' ? c.outcome.dueAt : now,
+                retried: c.message.retried + 1,
+              })),
+            })
+          : [],
+      );
+      const events: EventRecord[] = [];
+      const dlq: DlqEntry[] = [];
+      for (const c of outcomes) {
+        // A completion whose lease was lost (cancelled, or re-claimed after expiry) writes nothing.
+        if (!deleted.has(c.message.id) && !retried.has(c.message.id)) continue;
+        this.recordOutcome(c, events, dlq);
+      }
+      if (events.length > 0) await tx.eventInsertMany({ events });
+      if (dlq.length > 0) await tx.dlqInsertMany({ entries: dlq });
+    });
+  }
+
+  private recordOutcome(
+    c: Extract<Completion, { kind: 'outcome' }>,
+    events: EventRecord[],
+    dlq: DlqEntry[],
+  ): void {
+    const { message, attempt, outcome, finishedAt } = c;
+    const response =
+      attempt.kind === 'response'
+        ? {
+            responseStatus: attempt.status,
+            responseHeader: attempt.headers,
+            responseBody: attempt.body.subarray(0, this.eventResponseBytes),
+          }
+        : {};
+    switch (outcome.kind) {
+      case 'delivered':
+        events.push(eventOf(message, 'DELIVERED', finishedAt, response));
+        return;
+      case 'retry':
+        events.push(eventOf(message, 'ERROR', finishedAt, { ...response, error: outcome.error }));
+        events.push(
+          eventOf(message, 'RETRY', finishedAt, {
+            retried: message.retried + 1,
+            nextDeliveryTime: outcome.dueAt,
+          }),
+        );
+        return;
+      case 'failed': {
+        events.push(eventOf(message, 'ERROR', finishedAt, { ...response, error: outcome.error }));
+        events.push(eventOf(message, 'FAILED', finishedAt, { error: outcome.error }));
+        const { leaseToken: _leaseToken, ...stored } = message;
+        dlq.push({
+          dlqId: newDlqId(finishedAt),
+          message: stored,
+          createdAt: finishedAt,
+          expiresAt: finishedAt + c.dlqRetentionMs,
+          ...(attempt.kind === 'response'
+            ? {
+                responseStatus: attempt.status,
+                responseHeader: attempt.headers,
+                responseBody: attempt.body,
+              }
+            : { error: attempt.error }),
+        });
+        return;
+      }
+    }
+  }
+
+  /** Keeps leases of long deliveries alive, so only a dead node's messages are re-delivered. */
+  private async extendLeases(): Promise<void> {
+    const now = this.options.clock.now();
+    const threshold = now + (this.options.leaseMs * 2) / 3;
+    const due = [...this.inFlight.entries()].filter(([, f]) => f.leaseUntil < threshold);
+    if (due.length === 0) return;
+    const leaseUntil = now + this.options.leaseMs;
+    try {
+      await this.options.executor.messageLeaseExtendMany({
+        leases: due.map(([id, f]) => ({ id, leaseToken: f.leaseToken })),
+        leaseUntil,
+      });
+      for (const [, flight] of due) flight.leaseUntil = leaseUntil;
+    } catch (error) {
+      this.options.logger.error({ err: error }, 'extending leases failed');
+    }
+  }
+}

@@ -1,0 +1,73 @@
+/**
+ * Keeps the log, the DLQ and the deduplication keys bounded: deletes events past the retention,
+ * DLQ entries past their plan's retention, and expired deduplication keys. Works in small
+ * batches so it never holds the database writer for long.
+ */
+import type { Clock } from '../core/clock.js';
+import type { Logger } from '../core/logger.js';
+import type { Executor } from '../storage/driver.js';
+
+export interface PrunerOptions {
+  executor: Executor;
+  clock: Clock;
+  logger: Logger;
+  eventRetentionMs: number;
+  /** How often to prune (default 60 s). */
+  intervalMs?: number;
+  /** Rows per delete statement (default 5,000). */
+  batch?: number;
+}
+
+export interface PruneResult {
+  events: number;
+  dlq: number;
+  dedup: number;
+}
+
+export class Pruner {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<unknown> | undefined;
+
+  constructor(private readonly options: PrunerOptions) {}
+
+  start(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => {
+      this.running ??= this.runOnce()
+        .catch((error: unknown) => this.options.logger.error({ err: error }, 'pruning failed'))
+        .finally(() => (this.running = undefined));
+    }, this.options.intervalMs ?? 60_000);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    await this.running;
+  }
+
+  async runOnce(): Promise<PruneResult> {
+    const { executor, clock } = this.options;
+    const limit = this.options.batch ?? 5_000;
+    const now = clock.now();
+    const drain = async (step: () => Promise<number>): Promise<number> => {
+      let total = 0;
+      for (;;) {
+        const n = await step();
+        total += n;
+        if (n < limit) return total;
+      }
+    };
+    const result = {
+      events: await drain(() =>
+        executor.eventDeleteBefore({ before: now - this.options.eventRetentionMs, limit }),
+      ),
+      dlq: await drain(() => executor.dlqDeleteExpired({ now, limit })),
+      dedup: await drain(() => executor.dedupDeleteExpired({ now, limit })),
+    };
+    if (result.events + result.dlq + result.dedup > 0) {
+      this.options.logger.info(result, 'pruned expired records');
+    }
+    return result;
+  }
+}
