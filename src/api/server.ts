@@ -23,7 +23,7 @@ export function buildServer(ctx: ApiContext, options: ServerOptions): FastifyIns
     logger: false,
     bodyLimit: options.bodyLimit,
     // The destination URL is part of the path and may be long.
-    maxParamLength: 16 * 1024,
+    routerOptions: { maxParamLength: 16 * 1024 },
     return503OnClosing: true,
     forceCloseConnections: 'idle',
   });

@@ -1,0 +1,63 @@
+import { DlqApi } from './dlq.js';
+import { EventsApi } from './events.js';
+import { HttpClient } from './http.js';
+import { KeysApi } from './keys.js';
+import { MessagesApi } from './messages.js';
+import { publishHeaders } from './publish.js';
+import type { PublishJsonRequest, PublishRequest, PublishResult } from './types.js';
+
+/** Options of {@link FerryClient}. */
+export interface FerryClientOptions {
+  /** The server's messaging base URL, e.g. `http://localhost:8080` (a trailing `/` is ignored). */
+  baseUrl: string;
+  /** The account's messaging token, sent as `Authorization: Bearer <token>`. */
+  token: string;
+  /** The server's header prefix (`FERRY_HEADER_PREFIX`); default `Svc`. */
+  headerPrefix?: string;
+}
+
+/**
+ * A typed client for Ferry's messaging API. Needs only the global `fetch`, so it runs on Node 20+
+ * and edge runtimes. Every non-2xx answer rejects with a `FerryApiError`.
+ */
+export class FerryClient {
+  readonly messages: MessagesApi;
+  readonly events: EventsApi;
+  readonly dlq: DlqApi;
+  readonly keys: KeysApi;
+  private readonly http: HttpClient;
+  private readonly prefix: string;
+
+  constructor(opts: FerryClientOptions) {
+    this.http = new HttpClient(opts.baseUrl, opts.token);
+    this.prefix = opts.headerPrefix ?? 'Svc';
+    this.messages = new MessagesApi(this.http);
+    this.events = new EventsApi(this.http);
+    this.dlq = new DlqApi(this.http);
+    this.keys = new KeysApi(this.http);
+  }
+
+  /**
+   * Publishes a message to a URL (one result) or a URL group (one result per endpoint). The
+   * destination goes into the path as is, so a destination URL keeps its own query string.
+   */
+  async publish(req: PublishRequest): Promise<PublishResult> {
+    if (req.destination === '') throw new TypeError('destination must not be empty');
+    return this.http.request<PublishResult>({
+      method: 'POST',
+      path: `/v2/publish/${req.destination}`,
+      headers: publishHeaders(this.prefix, req),
+      body: req.body,
+    });
+  }
+
+  /** {@link publish} with `body` JSON-encoded and `Content-Type: application/json` by default. */
+  async publishJSON(req: PublishJsonRequest): Promise<PublishResult> {
+    const { body, ...rest } = req;
+    return this.publish({
+      ...rest,
+      contentType: rest.contentType ?? 'application/json',
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  }
+}

@@ -1,0 +1,12 @@
+/** Ferry's client SDK: `import { FerryClient, Receiver } from 'ferry/sdk'`. */
+export { FerryClient } from './client.js';
+export type { FerryClientOptions } from './client.js';
+export { Receiver } from './receiver.js';
+export type { ReceiverOptions, VerifyParams } from './receiver.js';
+export { FerryApiError, SignatureError } from './errors.js';
+export type { SignatureErrorCode } from './errors.js';
+export type { DlqApi } from './dlq.js';
+export type { EventsApi } from './events.js';
+export type { KeysApi } from './keys.js';
+export type { MessagesApi } from './messages.js';
+export type * from './types.js';

@@ -1,0 +1,220 @@
+/**
+ * Shapes of the requests and responses of Ferry's HTTP API as the SDK sees them (API.md, "Object
+ * shapes"). Times are Unix milliseconds unless a field says seconds.
+ */
+import type { EventState, HeaderMap, HttpMethod } from '../core/types.js';
+
+export type { EventState, HeaderMap, HttpMethod };
+
+/** A message that is not final yet, as `GET /v2/messages/{id}` shows it. */
+export interface Message {
+  messageId: string;
+  /** The exact destination URL (a URL-group message has its endpoint's URL). */
+  url: string;
+  topicName?: string;
+  endpointName?: string;
+  method: HttpMethod;
+  /** What the destination will receive, canonical names (`Test-Header`). */
+  header: HeaderMap;
+  /** The body when it is valid UTF-8; otherwise `bodyBase64` is set. */
+  body?: string;
+  bodyBase64?: string;
+  maxRetries: number;
+  /** Retries already done. */
+  retried: number;
+  /** When the message is or was first due, ms. */
+  notBefore: number;
+  createdAt: number;
+  callback?: string;
+  failureCallback?: string;
+  queueName?: string;
+  scheduleId?: string;
+  callerIP: string;
+  /** The first label (legacy field); `labels` holds all of them. */
+  label?: string;
+  labels?: string[];
+  flowControlKey?: string;
+  parallelism?: number;
+  rate?: number;
+  /** Flow-control rate period, seconds. */
+  period?: number;
+  retryDelayExpression?: string;
+  /** Delivery timeout, seconds. */
+  timeout?: number;
+}
+
+/** One line of the events log (`GET /v2/events`): a state transition of a message. */
+export interface Event {
+  time: number;
+  messageId: string;
+  state: EventState;
+  url: string;
+  method: HttpMethod;
+  header: HeaderMap;
+  /** The message body, base64. */
+  body: string;
+  error?: string;
+  nextDeliveryTime?: number;
+  responseStatus?: number;
+  responseHeader?: HeaderMap;
+  responseBody?: string;
+  topicName?: string;
+  endpointName?: string;
+  scheduleId?: string;
+  queueName?: string;
+  label?: string;
+  labels?: string[];
+  maxRetries: number;
+  retried: number;
+}
+
+/** A dead-letter queue entry: the failed message plus the last response. */
+export interface DlqMessage extends Message {
+  dlqId: string;
+  /** Absent when the last attempt got no response (timeout, connection error). */
+  responseStatus?: number;
+  responseHeader?: HeaderMap;
+  /** The last response body when it is valid UTF-8; otherwise `responseBodyBase64`. */
+  responseBody?: string;
+  responseBodyBase64?: string;
+}
+
+/** The account's signing keys (`GET /v2/keys`); give both to a `Receiver`. */
+export interface SigningKeys {
+  current: string;
+  next: string;
+}
+
+/** Result of a publish to a URL. */
+export interface PublishedMessage {
+  messageId: string;
+  /** `true` when an earlier message had the same deduplication id; this one was not stored. */
+  deduplicated?: boolean;
+}
+
+/** One element of the result of a publish to a URL group: one per endpoint. */
+export interface PublishedGroupMessage extends PublishedMessage {
+  url: string;
+}
+
+/** A publish answers one result for a URL, an array (one per endpoint) for a URL group. */
+export type PublishResult = PublishedMessage | PublishedGroupMessage[];
+
+/** Flow-control settings sent as `<P>-Flow-Control-Key` and `<P>-Flow-Control-Value`. */
+export interface FlowControlOptions {
+  key: string;
+  /** Maximum deliveries in flight for the key. */
+  parallelism?: number;
+  /** Maximum deliveries started per `period`. */
+  rate?: number;
+  /** Rate period: a duration (`'1m'`) or seconds; the server's default is 1 s. */
+  period?: string | number;
+}
+
+/** A publish request; every option maps to one `<P>-…` header. */
+export interface PublishRequest {
+  /** A URL (`https://…`, its own query string kept) or a URL-group name. */
+  destination: string;
+  body?: string | Uint8Array;
+  contentType?: string;
+  /** Headers for the destination; each is sent as `<P>-Forward-<name>`. */
+  headers?: Record<string, string>;
+  /** Method used toward the destination (default POST). */
+  method?: HttpMethod;
+  /** Delay before the first attempt: a duration (`'10s'`, `'1d2h'`) or seconds. */
+  delay?: string | number;
+  /** Earliest delivery, Unix seconds; wins over `delay`. */
+  notBefore?: number;
+  /** Retries after a failed attempt (total attempts = 1 + retries). */
+  retries?: number;
+  /** Retry-delay expression in ms over `retried`, e.g. `'1000 * pow(2, retried)'`. */
+  retryDelay?: string;
+  /** Delivery timeout: a duration (`'30s'`) or seconds; can only shorten the plan's. */
+  timeout?: string | number;
+  /** One label or several (sent comma-joined). */
+  label?: string | string[];
+  deduplicationId?: string;
+  contentBasedDeduplication?: boolean;
+  flowControl?: FlowControlOptions;
+  /** Forward every header of this request to the destination without the forward prefix. */
+  headerForward?: boolean;
+  /** Extra headers sent exactly as given, after (and overriding) the ones built above. */
+  rawHeaders?: Record<string, string>;
+}
+
+/** {@link PublishRequest} whose body is any JSON value, sent as `application/json`. */
+export type PublishJsonRequest = Omit<PublishRequest, 'body'> & { body?: unknown };
+
+/** A filter value that may match several values (OR): sent as repeated query parameters. */
+export type MultiValue = string | string[];
+
+/** Filters of `DELETE /v2/messages` (AND across fields, OR within one). Dates are ms. */
+export interface MessageFilter {
+  messageIds?: string[];
+  topicName?: MultiValue;
+  queueName?: MultiValue;
+  url?: MultiValue;
+  host?: MultiValue;
+  path?: MultiValue;
+  label?: MultiValue;
+  flowControlKey?: MultiValue;
+  scheduleId?: MultiValue;
+  callerIp?: MultiValue;
+  fromDate?: number;
+  toDate?: number;
+  /** Cancel at most this many messages. */
+  count?: number;
+}
+
+/** Filters of `GET /v2/events`. Dates are ms. */
+export interface EventFilter {
+  messageId?: MultiValue;
+  /** A state, or `IN_PROGRESS` for ACTIVE, RETRY or ERROR. */
+  state?: EventState | 'IN_PROGRESS' | (EventState | 'IN_PROGRESS')[];
+  url?: MultiValue;
+  topicName?: MultiValue;
+  scheduleId?: MultiValue;
+  queueName?: MultiValue;
+  label?: MultiValue;
+  host?: MultiValue;
+  path?: MultiValue;
+  fromDate?: number;
+  toDate?: number;
+}
+
+/** Filters of the DLQ endpoints. Dates are ms. */
+export interface DlqFilter {
+  messageId?: MultiValue;
+  url?: MultiValue;
+  topicName?: MultiValue;
+  scheduleId?: MultiValue;
+  queueName?: MultiValue;
+  label?: MultiValue;
+  flowControlKey?: MultiValue;
+  responseStatus?: number | number[];
+  callerIp?: MultiValue;
+  fromDate?: number;
+  toDate?: number;
+}
+
+/** A page request; `cursor` comes from the previous page's response. */
+export interface PageRequest {
+  cursor?: string;
+  /** Page size (events ≤ 1000, DLQ ≤ 100). */
+  count?: number;
+}
+
+/** Selects DLQ entries for a bulk call: by id, or by filter (one page per call, see `cursor`). */
+export type DlqSelection = { dlqIds: string[] } | ({ filter: DlqFilter } & PageRequest);
+
+export interface EventsPage {
+  /** Absent on the last page. */
+  cursor?: string;
+  events: Event[];
+}
+
+export interface DlqPage {
+  /** Absent on the last page. */
+  cursor?: string;
+  messages: DlqMessage[];
+}

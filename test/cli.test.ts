@@ -1,0 +1,104 @@
+/** `ferry start` as a user runs it: credentials, settings, graceful stop, restart. */
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Receiver as UpstashReceiver } from '@upstash/qstash';
+import { MAIN, assertBuilt, startFerryProcess } from './helpers/process.js';
+import { startReceiver } from './helpers/receiver.js';
+
+let dataDir: string;
+beforeEach(() => {
+  dataDir = mkdtempSync(join(tmpdir(), 'ferry-cli-'));
+});
+afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
+
+describe('ferry start', () => {
+  it('creates credentials.json (0600) at first start, reuses it later, and stops cleanly on SIGTERM', async () => {
+    const first = await startFerryProcess({ dataDir });
+    const creds = first.credentials;
+    expect(Object.keys(creds).sort()).toEqual(['accountId', 'baseUrl', 'currentSigningKey', 'nextSigningKey', 'token']);
+    expect(creds.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(creds.baseUrl).not.toMatch(/:0$/);
+    expect(statSync(join(dataDir, 'credentials.json')).mode & 0o777).toBe(0o600);
+    expect(first.output()).toContain(creds.token);
+    expect(first.output()).toContain('development');
+
+    const dest = await startReceiver();
+    const res = await fetch(`${creds.baseUrl}/v2/publish/${dest.url}/hello`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${creds.token}`, 'content-type': 'text/plain' },
+      body: 'hi',
+    });
+    expect(res.status).toBe(200);
+    const [req] = await dest.waitFor(1);
+    expect(req?.body.toString()).toBe('hi');
+
+    expect(await first.kill('SIGTERM')).toBe(0);
+    const second = await startFerryProcess({ dataDir });
+    expect(second.credentials.token).toBe(creds.token);
+    expect(second.credentials.accountId).toBe(creds.accountId);
+    expect(second.output()).toContain('Using the default account');
+    expect(await second.kill('SIGINT')).toBe(0);
+    await dest.close();
+  });
+
+  it('takes settings from the environment: Upstash prefix, free plan, production mode', async () => {
+    const f = await startFerryProcess({
+      dataDir,
+      args: ['--plan', 'free'],
+      env: { FERRY_HEADER_PREFIX: 'Upstash', FERRY_ENV: 'production' },
+    });
+    const { baseUrl, token } = f.credentials;
+    const refused = await fetch(`${baseUrl}/v2/publish/http://127.0.0.1:9/x`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { error: string }).error).toMatch(/private or loopback/);
+    const tooMany = await fetch(`${baseUrl}/v2/publish/https://example.com`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'Upstash-Retries': '10' },
+    });
+    expect(tooMany.status).toBe(412);
+    expect(f.output()).toContain('production');
+    expect(await f.kill('SIGTERM')).toBe(0);
+  });
+
+  it('signs deliveries so that the official @upstash/qstash Receiver verifies them in Upstash mode', async () => {
+    const f = await startFerryProcess({ dataDir, args: ['--header-prefix', 'Upstash'] });
+    const { baseUrl, currentSigningKey, nextSigningKey } = f.credentials;
+    const dest = await startReceiver();
+    const res = await fetch(`${baseUrl}/v2/publish/${dest.url}/up?x=1`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${f.credentials.token}`, 'Upstash-Forward-A': 'b' },
+      body: '{"hello":"world"}',
+    });
+    expect(res.status).toBe(200);
+    const [req] = await dest.waitFor(1);
+    expect(req?.headers['upstash-message-id']).toMatch(/^msg_/);
+    expect(req?.headers['a']).toBe('b');
+    const receiver = new UpstashReceiver({ currentSigningKey, nextSigningKey });
+    await expect(
+      receiver.verify({ signature: req?.headers['upstash-signature'] as string, body: req?.body.toString() ?? '', url: req?.url }),
+    ).resolves.toBe(true);
+    const qstashToken = await fetch(`${baseUrl}/v2/events?qstash_token=${encodeURIComponent(f.credentials.token)}`);
+    expect(qstashToken.status).toBe(200);
+    expect(await f.kill('SIGTERM')).toBe(0);
+    await dest.close();
+  });
+
+  it('rejects an unknown option or a bad value with a message and status 2', () => {
+    assertBuilt();
+    const unknown = spawnSync(process.execPath, [MAIN, 'start', '--colour', 'blue'], { encoding: 'utf8' });
+    expect(unknown.status).toBe(2);
+    expect(unknown.stderr).toMatch(/unknown option --colour/);
+    const bad = spawnSync(process.execPath, [MAIN, 'start', '--port', 'eighty'], { encoding: 'utf8' });
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toMatch(/--port\/FERRY_PORT/);
+    const help = spawnSync(process.execPath, [MAIN, '--help'], { encoding: 'utf8' });
+    expect(help.status).toBe(0);
+    expect(help.stdout).toMatch(/--database-url/);
+  });
+});

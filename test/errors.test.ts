@@ -1,0 +1,129 @@
+/** Client mistakes get a 4xx with `{"error"}` naming the problem; never a 5xx, never a crash. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFerry, type TestFerry } from './helpers/ferry.js';
+
+let t: TestFerry;
+let free: TestFerry;
+
+beforeAll(async () => {
+  t = await startFerry({ engine: false });
+  free = await startFerry({ engine: false, plan: 'free' });
+});
+afterAll(async () => {
+  await t.close();
+  await free.close();
+});
+
+async function expectError(res: Response, status: number, pattern: RegExp): Promise<void> {
+  const body = (await res.json()) as { error?: string };
+  expect({ status: res.status, error: body.error }).toMatchObject({ status, error: expect.stringMatching(pattern) });
+}
+
+const publish = (f: TestFerry, path: string, headers: Record<string, string> = {}, body: string | Buffer = 'x') =>
+  f.api(`/v2/publish/${path}`, { method: 'POST', headers, body });
+
+describe('authentication', () => {
+  it('401 without a token, with a wrong token, and with a malformed one', async () => {
+    await expectError(await fetch(`${t.url}/v2/publish/https://example.com`, { method: 'POST' }), 401, /token/);
+    const wrong = Buffer.from(JSON.stringify({ UserID: t.account.id, Password: 'nope' })).toString('base64');
+    await expectError(
+      await fetch(`${t.url}/v2/messages/msg_x`, { headers: { authorization: `Bearer ${wrong}` } }),
+      401,
+      /invalid token/,
+    );
+    await expectError(
+      await fetch(`${t.url}/v2/events`, { headers: { authorization: 'Bearer !!!' } }),
+      401,
+      /invalid token/,
+    );
+  });
+
+  it('accepts queue_token and qstash_token in the query', async () => {
+    const q = encodeURIComponent(t.token);
+    expect((await fetch(`${t.url}/v2/events?queue_token=${q}`)).status).toBe(200);
+    expect((await fetch(`${t.url}/v2/events?qstash_token=${q}`)).status).toBe(200);
+  });
+});
+
+describe('publish validation', () => {
+  const cases: [string, Record<string, string>, RegExp][] = [
+    ['bad delay', { 'Svc-Delay': '10 parsecs' }, /Svc-Delay/i],
+    ['bad timeout', { 'Svc-Timeout': 'soon' }, /Svc-Timeout/i],
+    ['non-numeric retries', { 'Svc-Retries': 'many' }, /Svc-Retries/i],
+    ['negative retries', { 'Svc-Retries': '-1' }, /Svc-Retries/i],
+    ['bad retry-delay expression', { 'Svc-Retry-Delay': 'process.exit(1)' }, /Svc-Retry-Delay/i],
+    ['unknown function in expression', { 'Svc-Retry-Delay': 'foo(1)' }, /foo/],
+    ['bad method', { 'Svc-Method': 'BREW' }, /Svc-Method/i],
+    ['bad not-before', { 'Svc-Not-Before': 'tomorrow' }, /Svc-Not-Before/i],
+    ['bad content-based dedup flag', { 'Svc-Content-Based-Deduplication': 'maybe' }, /Content-Based-Deduplication/i],
+    ['flow-control key without value', { 'Svc-Flow-Control-Key': 'k' }, /Flow-Control/i],
+  ];
+  for (const [name, headers, pattern] of cases) {
+    it(`400 for ${name}`, async () => {
+      await expectError(await publish(t, 'https://example.com/x', headers), 400, pattern);
+    });
+  }
+
+  it('400 for a destination that is neither a URL nor a group name', async () => {
+    await expectError(await publish(t, 'ftp://example.com/x'), 400, /destination/);
+    await expectError(await publish(t, 'http://'), 400, /destination|URL/i);
+  });
+
+  it('404 for a URL group that does not exist', async () => {
+    await expectError(await publish(t, 'no-such-group'), 404, /no-such-group/);
+  });
+
+  it('412 for retries above the plan maximum, naming the limit', async () => {
+    await expectError(await publish(free, 'https://example.com', { 'Svc-Retries': '4' }), 412, /max_retries/);
+    expect((await publish(free, 'https://example.com', { 'Svc-Retries': '3' })).status).toBe(200);
+  });
+
+  it('412 for a delay beyond max_delay', async () => {
+    await expectError(await publish(free, 'https://example.com', { 'Svc-Delay': '8d' }), 412, /max_delay/);
+  });
+
+  it('413 for a body over max_message_size', async () => {
+    const big = Buffer.alloc(1024 * 1024 + 1, 97);
+    await expectError(await publish(free, 'https://example.com', {}, big), 413, /max_message_size/);
+    const tooBigForAnyPlan = Buffer.alloc(10 * 1024 * 1024 + 1, 97);
+    await expectError(await publish(t, 'https://example.com', {}, tooBigForAnyPlan), 413, /max_message_size/);
+  });
+
+  it('uses the plan default retries when Svc-Retries is absent (free 3, paid 5)', async () => {
+    const a = (await (await publish(free, 'https://example.com/a')).json()) as { messageId: string };
+    const b = (await (await publish(t, 'https://example.com/b')).json()) as { messageId: string };
+    const ma = (await (await free.api(`/v2/messages/${a.messageId}`)).json()) as { maxRetries: number };
+    const mb = (await (await t.api(`/v2/messages/${b.messageId}`)).json()) as { maxRetries: number };
+    expect([ma.maxRetries, mb.maxRetries]).toEqual([3, 5]);
+  });
+});
+
+describe('other endpoints', () => {
+  it('400 for an unknown filter parameter', async () => {
+    await expectError(await t.api('/v2/events?labeel=x'), 400, /labeel/);
+    await expectError(await t.api('/v2/dlq?nope=1'), 400, /nope/);
+    await expectError(await t.api('/v2/messages?labeel=x', { method: 'DELETE' }), 400, /labeel/);
+  });
+
+  it('400 for a bad state or count', async () => {
+    await expectError(await t.api('/v2/events?state=SLEEPING'), 400, /state/);
+    await expectError(await t.api('/v2/events?count=5000'), 400, /count/);
+    await expectError(await t.api('/v2/dlq?count=abc'), 400, /count/);
+  });
+
+  it('404 for unknown messages, DLQ entries and endpoints', async () => {
+    await expectError(await t.api('/v2/messages/msg_nope'), 404, /msg_nope/);
+    await expectError(await t.api('/v2/messages/msg_nope', { method: 'DELETE' }), 404, /msg_nope/);
+    await expectError(await t.api('/v2/dlq/dlq_nope'), 404, /dlq_nope/);
+    await expectError(await t.api('/v2/dlq/dlq_nope', { method: 'DELETE' }), 404, /dlq_nope/);
+    await expectError(await t.api('/v2/dlq/retry/dlq_nope', { method: 'POST' }), 404, /dlq_nope/);
+    await expectError(await t.api('/v2/nothing-here'), 404, /nothing-here/);
+  });
+
+  it('never lets one account see another account’s message', async () => {
+    const { messageId } = (await (await publish(t, 'https://example.com/mine')).json()) as { messageId: string };
+    expect((await free.api(`/v2/messages/${messageId}`)).status).toBe(404);
+    expect((await free.api(`/v2/messages/${messageId}`, { method: 'DELETE' })).status).toBe(404);
+    expect((await t.api(`/v2/messages/${messageId}`)).status).toBe(200);
+  });
+});

@@ -1,0 +1,89 @@
+/**
+ * Starts a real Ferry in-process for a test: real HTTP API on 127.0.0.1, real storage (SQLite on
+ * a temp file by default, or PostgreSQL on a fresh schema), a fresh account, and an SDK client.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { createFerry, type Ferry } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/cli/config.js';
+import { createAccount } from '../../src/cli/credentials.js';
+import type { Clock } from '../../src/core/clock.js';
+import { silentLogger } from '../../src/core/logger.js';
+import type { Account, PlanName } from '../../src/core/types.js';
+import type { Driver } from '../../src/storage/driver.js';
+import { openPostgresDriver } from '../../src/storage/postgres/postgres-driver.js';
+import { FerryClient } from '../../src/sdk/index.js';
+
+export interface TestFerryOptions {
+  /** Settings as flags (`['--header-prefix', 'Upstash']`). */
+  args?: string[];
+  clock?: Clock;
+  plan?: PlanName;
+  /** Start the engine's loop (default true); with false, tests drive it with `engine.runOnce()`. */
+  engine?: boolean;
+  /** Storage: SQLite file (default) or PostgreSQL on a fresh schema of TEST_DATABASE_URL. */
+  storage?: 'sqlite' | 'postgres';
+}
+
+export interface TestFerry {
+  ferry: Ferry;
+  config: Config;
+  url: string;
+  token: string;
+  account: Account;
+  client: FerryClient;
+  /** fetch against the API with the account's token. */
+  api(path: string, init?: RequestInit): Promise<Response>;
+  close(): Promise<void>;
+}
+
+export const pgUrl = process.env.TEST_DATABASE_URL;
+
+export async function startFerry(options: TestFerryOptions = {}): Promise<TestFerry> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'ferry-test-'));
+  const config = loadConfig(
+    ['--port', '0', '--data-dir', dataDir, '--log-level', 'silent', ...(options.args ?? [])],
+    {},
+  );
+  if (options.engine === false) config.roles = ['api'];
+  let driver: Driver | undefined;
+  let schema: string | undefined;
+  if (options.storage === 'postgres') {
+    if (!pgUrl) throw new Error('TEST_DATABASE_URL is not set');
+    schema = `ferry_test_${randomBytes(6).toString('hex')}`;
+    driver = openPostgresDriver({ url: pgUrl, schema });
+  }
+  const ferry = await createFerry({ config, logger: silentLogger, clock: options.clock, driver });
+  await ferry.start();
+  const { account, token } = await createAccount({
+    executor: ferry.driver.executor,
+    plan: options.plan ?? 'paid',
+    now: (options.clock ?? { now: Date.now }).now(),
+  });
+  const prefix = config.headerPrefix;
+  return {
+    ferry,
+    config,
+    url: ferry.url,
+    token,
+    account,
+    client: new FerryClient({ baseUrl: ferry.url, token, headerPrefix: prefix }),
+    api: (path, init = {}) =>
+      fetch(`${ferry.url}${path}`, {
+        ...init,
+        headers: { authorization: `Bearer ${token}`, ...(init.headers as Record<string, string>) },
+      }),
+    async close() {
+      await ferry.stop();
+      if (schema && pgUrl) {
+        const { default: postgres } = await import('postgres');
+        const sql = postgres(pgUrl, { onnotice: () => undefined });
+        await sql.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+        await sql.end();
+      }
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
