@@ -56,18 +56,9 @@ async function start(argv: string[]): Promise<void> {
   const config = loadConfig(argv);
   const logger = pino({ level: config.logLevel, base: undefined });
   const ferry = await createFerry({ config, logger });
-  await ferry.start();
-  const { credentials, created } = await ensureDefaultAccount({
-    dataDir: config.dataDir,
-    baseUrl: ferry.url,
-    plan: config.plan,
-    executor: ferry.driver.executor,
-    accounts: ferry.accounts,
-    clock: systemClock,
-    logger,
-  });
-  process.stdout.write(`${banner(config, credentials, created)}\n`);
 
+  // Handlers go in before the port opens, so a signal that arrives as soon as the banner is
+  // out (or even earlier) still stops Ferry gracefully.
   let signals = 0;
   const shutdown = (signal: string): void => {
     if (++signals > 1) process.exit(1);
@@ -85,6 +76,18 @@ async function start(argv: string[]): Promise<void> {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+
+  await ferry.start();
+  const { credentials, created } = await ensureDefaultAccount({
+    dataDir: config.dataDir,
+    baseUrl: ferry.url,
+    plan: config.plan,
+    executor: ferry.driver.executor,
+    accounts: ferry.accounts,
+    clock: systemClock,
+    logger,
+  });
+  process.stdout.write(`${banner(config, credentials, created)}\n`);
 }
 
 async function main(argv: string[]): Promise<void> {
