@@ -1,0 +1,151 @@
+import { describe, expect, it } from 'vitest';
+import {
+  HOP_BY_HOP_HEADERS,
+  addHeader,
+  canonicalHeaderName,
+  deleteHeader,
+  headerGet,
+  headerValues,
+  isValidHeaderName,
+  isValidHeaderValue,
+  quoteValue,
+  setHeader,
+} from './headers.js';
+import type { HeaderMap } from './types.js';
+
+describe('canonicalHeaderName', () => {
+  it.each<[string, string]>([
+    ['content-type', 'Content-Type'],
+    ['CONTENT-TYPE', 'Content-Type'],
+    ['x-API-key', 'X-Api-Key'],
+    ['svc-nonretryable-error', 'Svc-Nonretryable-Error'],
+    ['etag', 'Etag'],
+    ['a--b', 'A--B'],
+    ['-x', '-X'],
+    ['x_y-z', 'X_y-Z'], // only "-" starts a new word, as in Go
+    ['1abc-2def', '1abc-2def'],
+    ['bad name', 'bad name'], // not a token: unchanged, as in Go
+    ['', ''],
+  ])('%j → %j', (name, canonical) => {
+    expect(canonicalHeaderName(name)).toBe(canonical);
+  });
+});
+
+describe('headerGet / headerValues', () => {
+  const map: HeaderMap = {
+    'Content-Type': ['text/plain'],
+    'X-Multi': ['a', 'b'],
+    'x-lower': ['odd spelling'],
+    Empty: [],
+  };
+  it.each<[string, string | undefined, string[]]>([
+    ['Content-Type', 'text/plain', ['text/plain']],
+    ['content-type', 'text/plain', ['text/plain']],
+    ['X-MULTI', 'a', ['a', 'b']],
+    ['X-Lower', 'odd spelling', ['odd spelling']],
+    ['Empty', undefined, []],
+    ['Missing', undefined, []],
+    ['constructor', undefined, []],
+    ['__proto__', undefined, []],
+  ])('%j → first %j, all %j', (name, first, all) => {
+    expect(headerGet(map, name)).toBe(first);
+    expect(headerValues(map, name)).toEqual(all);
+  });
+});
+
+describe('addHeader / setHeader / deleteHeader', () => {
+  it.each<[string, HeaderMap, [string, string][], HeaderMap]>([
+    ['canonicalises', {}, [['x-token', 'a']], { 'X-Token': ['a'] }],
+    [
+      'appends values',
+      {},
+      [
+        ['x-a', '1'],
+        ['X-A', '2'],
+      ],
+      { 'X-A': ['1', '2'] },
+    ],
+    ['merges another spelling', { 'x-a': ['1'] }, [['X-A', '2']], { 'X-A': ['1', '2'] }],
+    ['keeps others', { B: ['b'] }, [['a', '1']], { B: ['b'], A: ['1'] }],
+  ])('%s', (_, initial, adds, expected) => {
+    const map = structuredClone(initial);
+    for (const [name, value] of adds) addHeader(map, name, value);
+    expect(map).toEqual(expected);
+  });
+
+  it('stores __proto__ as a plain entry', () => {
+    const map: HeaderMap = {};
+    addHeader(map, '__proto__', 'x');
+    expect(Object.getPrototypeOf(map)).toBe(Object.prototype);
+    expect(Object.keys(map)).toEqual(['__proto__']);
+    expect(headerGet(map, '__proto__')).toBe('x');
+    expect(JSON.parse(JSON.stringify(map))).toEqual(JSON.parse('{"__proto__":["x"]}'));
+  });
+
+  it('setHeader replaces every spelling; deleteHeader removes every spelling', () => {
+    const map: HeaderMap = { 'x-a': ['1'], 'X-A': ['2'], B: ['b'] };
+    setHeader(map, 'X-a', ['3']);
+    expect(map).toEqual({ 'X-A': ['3'], B: ['b'] });
+    deleteHeader(map, 'x-A');
+    expect(map).toEqual({ B: ['b'] });
+  });
+});
+
+describe('header syntax', () => {
+  it.each<[string, boolean]>([
+    ['X-Token', true],
+    ["!#$%&'*+-.^_`|~09azAZ", true],
+    ['', false],
+    ['a b', false],
+    ['a:b', false],
+    [':path', false],
+    ['ä', false],
+  ])('isValidHeaderName(%j) = %s', (name, valid) => {
+    expect(isValidHeaderName(name)).toBe(valid);
+  });
+
+  it.each<[string, boolean]>([
+    ['plain value', true],
+    ['tab\tinside', true],
+    ['', true],
+    ['ünïcode', true],
+    ['a\r\nInjected: 1', false],
+    ['nul\u0000', false],
+    ['del\u007f', false],
+  ])('isValidHeaderValue(%j) = %s', (value, valid) => {
+    expect(isValidHeaderValue(value)).toBe(valid);
+  });
+});
+
+describe('HOP_BY_HOP_HEADERS', () => {
+  it.each([
+    'connection',
+    'keep-alive',
+    'proxy-authenticate',
+    'proxy-authorization',
+    'te',
+    'trailer',
+    'transfer-encoding',
+    'upgrade',
+    'host',
+    'content-length',
+    'expect',
+  ])('contains %s', (name) => {
+    expect(HOP_BY_HOP_HEADERS.has(name)).toBe(true);
+  });
+
+  it.each(['content-type', 'authorization', 'x-token'])('does not contain %s', (name) => {
+    expect(HOP_BY_HOP_HEADERS.has(name)).toBe(false);
+  });
+});
+
+describe('quoteValue', () => {
+  it.each<[string, number | undefined, string]>([
+    ['abc', undefined, '"abc"'],
+    ['a"b', undefined, '"a\\"b"'],
+    ['line\nbreak', undefined, '"line\\nbreak"'],
+    ['abcdef', 3, '"abc…"'],
+  ])('%j (max %s) → %s', (value, max, quoted) => {
+    expect(quoteValue(value, max)).toBe(quoted);
+  });
+});

@@ -1,0 +1,117 @@
+import type { HeaderMap } from './types.js';
+
+/**
+ * Header helpers for `HeaderMap` (canonical name → values). Names are stored in Go's canonical
+ * form (`Content-Type`) because that is how the API shows them and how QStash clients read them;
+ * every lookup is case-insensitive so callers never depend on the spelling a client used.
+ */
+
+/** RFC 9110 `token` characters: what a header name may contain. */
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+/** True when `name` is a syntactically valid header name (an RFC 9110 token). */
+export function isValidHeaderName(name: string): boolean {
+  return TOKEN.test(name);
+}
+
+/**
+ * True when `value` may be sent as a header value: no control characters other than horizontal
+ * tab (so no CR/LF injection, no NUL). Values that come from query parameters need this check;
+ * Node has already checked the ones that arrived as real headers.
+ */
+export function isValidHeaderValue(value: string): boolean {
+  // eslint-disable-next-line no-control-regex
+  return !/[\u0000-\u0008\u000a-\u001f\u007f]/.test(value);
+}
+
+/**
+ * Go's `textproto.CanonicalMIMEHeaderKey`: the first letter and every letter after a `-` upper
+ * case, the rest lower case (`x-API-key` → `X-Api-Key`). A name that is not a valid token is
+ * returned unchanged, as Go does, so an odd name is never silently merged with another.
+ */
+export function canonicalHeaderName(name: string): string {
+  if (!TOKEN.test(name)) return name;
+  let out = '';
+  let upper = true;
+  for (const ch of name) {
+    out += upper ? ch.toUpperCase() : ch.toLowerCase();
+    upper = ch === '-';
+  }
+  return out;
+}
+
+/** Every value of `name` in `map` (case-insensitive), in order; `[]` when absent. */
+export function headerValues(map: HeaderMap, name: string): string[] {
+  const lower = name.toLowerCase();
+  const out: string[] = [];
+  for (const key of Object.keys(map)) {
+    if (key.toLowerCase() === lower) out.push(...(map[key] ?? []));
+  }
+  return out;
+}
+
+/** The first value of `name` in `map` (case-insensitive), or `undefined` when absent. */
+export function headerGet(map: HeaderMap, name: string): string | undefined {
+  return headerValues(map, name)[0];
+}
+
+/**
+ * Appends `value` to `name` in `map`, mutating it. The entry ends up under the canonical name,
+ * merging any other spelling already present.
+ */
+export function addHeader(map: HeaderMap, name: string, value: string): void {
+  setHeader(map, name, [...headerValues(map, name), value]);
+}
+
+/**
+ * Replaces every value of `name` (any spelling) in `map` with `values`, under the canonical name.
+ * Written with `defineProperty` so a header named `__proto__` becomes a plain entry instead of
+ * replacing the object's prototype.
+ */
+export function setHeader(map: HeaderMap, name: string, values: string[]): void {
+  deleteHeader(map, name);
+  Object.defineProperty(map, canonicalHeaderName(name), {
+    value: values,
+    enumerable: true,
+    writable: true,
+    configurable: true,
+  });
+}
+
+/** Removes `name` (case-insensitive, every spelling) from `map`. */
+export function deleteHeader(map: HeaderMap, name: string): void {
+  const lower = name.toLowerCase();
+  for (const key of Object.keys(map)) {
+    if (key.toLowerCase() === lower) delete map[key];
+  }
+}
+
+/**
+ * Lower-case names of headers that describe one connection or the framing of one message, so
+ * they are never copied onto a delivery: the RFC 9110 hop-by-hop headers, `Host` and
+ * `Content-Length` (the delivery sets its own), plus `Expect` and `Proxy-Connection`, which
+ * undici refuses to send.
+ */
+export const HOP_BY_HOP_HEADERS: ReadonlySet<string> = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+  'content-length',
+  'expect',
+]);
+
+/**
+ * Quotes a client-supplied value for an error message: JSON string escaping (so control
+ * characters and quotes stay visible) and cut to `max` characters, so a huge header does not
+ * make a huge error.
+ */
+export function quoteValue(value: string, max = 128): string {
+  return JSON.stringify(value.length > max ? `${value.slice(0, max)}…` : value);
+}

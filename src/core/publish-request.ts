@@ -1,0 +1,431 @@
+import { createHash } from 'node:crypto';
+import { parseDuration } from './duration.js';
+import { badRequest, limitExceeded } from './errors.js';
+import {
+  HOP_BY_HOP_HEADERS,
+  addHeader,
+  canonicalHeaderName,
+  isValidHeaderName,
+  isValidHeaderValue,
+  quoteValue,
+  setHeader,
+} from './headers.js';
+import type { PlanLimits } from './plans.js';
+import { compileRetryDelay } from './retry-delay.js';
+import type { FlowControl, HeaderMap, HttpMethod } from './types.js';
+
+/**
+ * The settings of a publish request (`<P>-*` headers and their query-parameter forms), checked
+ * against the plan. Pure: the API layer passes the request's headers, Ferry's query parameters
+ * (see `parseDestination`), the plan and the clock. Callback, schedule, queue and redaction
+ * headers are parsed elsewhere and ignored here.
+ */
+
+/** Node's `IncomingHttpHeaders` (lower-case names) or `headersDistinct`. */
+export type IncomingHeaders = Record<string, string | string[] | undefined>;
+
+export interface PublishSettings {
+  /** `<P>-Method`, default POST. */
+  method: HttpMethod;
+  /**
+   * What the destination receives, canonical names: `Content-Type` (when sent), every
+   * `<P>-Forward-<X>` as `<X>`, and with header forwarding every other incoming header except
+   * hop-by-hop ones, `Authorization` (Ferry's own token) and `<P>-*` headers.
+   */
+  headers: HeaderMap;
+  /** `<P>-Header-Forward: true`. */
+  headerForward: boolean;
+  /** Retries after the first attempt: `<P>-Retries` or the plan's `default_retries`. */
+  retries: number;
+  /** `<P>-Retry-Delay`, trimmed; already validated by `compileRetryDelay`. */
+  retryDelayExpression?: string;
+  /** `<P>-Timeout` in ms, only when shorter than the plan's `timeout`. */
+  timeoutMs?: number;
+  /** Unix ms the message is first due: `<P>-Not-Before`, else now + `<P>-Delay`, else now. May be in the past. */
+  notBefore: number;
+  /** `<P>-Label` split on commas, trimmed, empty parts dropped; absent when none remain. */
+  labels?: string[];
+  /** `<P>-Deduplication-Id`, trimmed. */
+  deduplicationId?: string;
+  /** `<P>-Content-Based-Deduplication: true`. */
+  contentBasedDeduplication: boolean;
+  /** `<P>-Flow-Control-Key` with its `<P>-Flow-Control-Value`. */
+  flowControl?: FlowControl;
+}
+
+const METHODS: readonly HttpMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
+
+/** Longest label, deduplication id and flow-control key, in characters. */
+const MAX_LABEL_LENGTH = 256;
+const MAX_DEDUPLICATION_ID_LENGTH = 1024;
+const MAX_FLOW_CONTROL_KEY_LENGTH = 256;
+/** Longest flow-control period: one week (QStash's limit). */
+const MAX_PERIOD_MS = 7 * 86_400_000;
+
+/**
+ * Reads and validates the settings of a publish request.
+ *
+ * Names are matched case-insensitively and built from `prefix`. Every setting may also come as a
+ * query parameter named with the lower-case header name (`svc-retries=3`,
+ * `svc-forward-x-token=abc`); a real header wins over the query parameter of the same name.
+ * Several values of one setting (repeated headers or parameters) are joined with `", "`, as Node
+ * joins repeated headers; several values of one forwarded header stay separate values. Unknown
+ * `<P>-*` headers (SDK telemetry) are ignored and never forwarded.
+ *
+ * @param p.query Ferry's query parameters (`parseDestination`); others are ignored.
+ * @param p.now Unix ms.
+ * @throws FerryError 400 for a malformed setting, naming the header and its value; 412 when
+ *   `<P>-Retries` exceeds the plan's `max_retries`, the delay exceeds `max_delay` or flow-control
+ *   parallelism exceeds `max_parallelism`.
+ */
+export function parsePublishSettings(p: {
+  prefix: string;
+  headers: IncomingHeaders;
+  query: URLSearchParams;
+  plan: PlanLimits;
+  now: number;
+}): PublishSettings {
+  const input = collectInput(p.prefix, p.headers, p.query);
+  const name = (suffix: string) => `${p.prefix}-${suffix}`;
+  const get = (suffix: string): string | undefined => input.setting(name(suffix));
+
+  const headerForward = parseBoolean(get('Header-Forward'), name('Header-Forward'));
+  const settings: PublishSettings = {
+    method: parseMethod(get('Method'), name('Method')),
+    headers: forwardedHeaders(p.prefix, input, headerForward),
+    headerForward,
+    retries: parseRetries(get('Retries'), name('Retries'), p.plan),
+    notBefore: parseNotBefore(get('Not-Before'), get('Delay'), name, p.plan, p.now),
+    contentBasedDeduplication: parseBoolean(
+      get('Content-Based-Deduplication'),
+      name('Content-Based-Deduplication'),
+    ),
+  };
+
+  const retryDelay = get('Retry-Delay');
+  if (retryDelay !== undefined) {
+    compileRetryDelay(retryDelay, name('Retry-Delay'));
+    settings.retryDelayExpression = retryDelay.trim();
+  }
+
+  const timeout = get('Timeout');
+  if (timeout !== undefined) {
+    const ms = parseDuration(timeout, name('Timeout'));
+    if (ms === 0) {
+      throw badRequest(`invalid ${name('Timeout')} ${quoteValue(timeout)}: must be more than 0`);
+    }
+    // Longer than the plan is not an error: the plan's timeout applies (interface.md: "It can
+    // only shorten the plan default").
+    if (ms < p.plan.timeout * 1_000) settings.timeoutMs = ms;
+  }
+
+  const labels = parseLabels(get('Label'), name('Label'));
+  if (labels) settings.labels = labels;
+
+  const dedupId = get('Deduplication-Id');
+  if (dedupId !== undefined) {
+    settings.deduplicationId = checkText(dedupId, name('Deduplication-Id'), {
+      max: MAX_DEDUPLICATION_ID_LENGTH,
+    });
+  }
+
+  const flowControl = parseFlowControl(
+    get('Flow-Control-Key'),
+    get('Flow-Control-Value'),
+    name,
+    p.plan,
+  );
+  if (flowControl) settings.flowControl = flowControl;
+
+  return settings;
+}
+
+/**
+ * The content-based deduplication key: SHA-256 (hex) over the destination URL, the headers the
+ * destination receives (which include `Content-Type` and the forwarded headers; names compared
+ * case-insensitively and sorted, values in order) and the body. Length-safe: the URL and headers
+ * are JSON-encoded before the body, so no two different inputs share a preimage. Scope it to the
+ * account when storing it.
+ */
+export function contentDeduplicationKey(p: {
+  url: string;
+  body: Uint8Array;
+  headers: HeaderMap;
+}): string {
+  const headers = Object.entries(p.headers)
+    .map(([key, values]): [string, string[]] => [key.toLowerCase(), values])
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return createHash('sha256')
+    .update(JSON.stringify([p.url, headers]))
+    .update('\n')
+    .update(p.body)
+    .digest('hex');
+}
+
+// ---- input collection ---------------------------------------------------------------------
+
+interface Input {
+  /** Names of incoming headers, lower case, with their values as sent (header origin only). */
+  headers: Map<string, string[]>;
+  /** `<p>-*` names, lower case, with header values, or query values when no header has the name. */
+  settings: Map<string, string[]>;
+  /** A setting's values joined with ", ", or undefined when absent. */
+  setting(headerName: string): string | undefined;
+}
+
+function collectInput(prefix: string, headers: IncomingHeaders, query: URLSearchParams): Input {
+  const ferry = `${prefix.toLowerCase()}-`;
+  const fromHeaders = new Map<string, string[]>();
+  for (const [rawName, value] of Object.entries(headers)) {
+    if (value === undefined) continue;
+    const lower = rawName.toLowerCase();
+    const list = fromHeaders.get(lower) ?? [];
+    list.push(...(Array.isArray(value) ? value : [value]));
+    fromHeaders.set(lower, list);
+  }
+  const settings = new Map<string, string[]>();
+  for (const [lower, values] of fromHeaders) {
+    if (lower.startsWith(ferry)) settings.set(lower, values);
+  }
+  const fromQuery = new Map<string, string[]>();
+  for (const [key, value] of query) {
+    const lower = key.toLowerCase();
+    if (!lower.startsWith(ferry) || fromHeaders.has(lower)) continue;
+    fromQuery.set(lower, [...(fromQuery.get(lower) ?? []), value]);
+  }
+  for (const [lower, values] of fromQuery) settings.set(lower, values);
+  return {
+    headers: fromHeaders,
+    settings,
+    setting: (headerName) => settings.get(headerName.toLowerCase())?.join(', '),
+  };
+}
+
+function forwardedHeaders(prefix: string, input: Input, headerForward: boolean): HeaderMap {
+  const ferry = `${prefix.toLowerCase()}-`;
+  const forwardPrefix = `${ferry}forward-`;
+  const out: HeaderMap = {};
+  const add = (name: string, values: string[], source: string) => {
+    for (const value of values) {
+      if (!isValidHeaderValue(value)) {
+        throw badRequest(
+          `invalid ${canonicalHeaderName(source)} ${quoteValue(value)}: control characters are not allowed in a header value`,
+        );
+      }
+      addHeader(out, name, value);
+    }
+  };
+
+  add('Content-Type', input.headers.get('content-type') ?? [], 'Content-Type');
+
+  if (headerForward) {
+    for (const [lower, values] of input.headers) {
+      if (
+        HOP_BY_HOP_HEADERS.has(lower) ||
+        lower === 'authorization' ||
+        lower === 'content-type' ||
+        lower.startsWith(ferry) ||
+        !isValidHeaderName(lower) // HTTP/2 pseudo-headers (":path") and the like
+      ) {
+        continue;
+      }
+      add(lower, values, lower);
+    }
+  }
+
+  // Explicit forwards last: they replace a header of the same name taken from the request.
+  for (const [lower, values] of input.settings) {
+    if (!lower.startsWith(forwardPrefix)) continue;
+    const source = canonicalHeaderName(lower);
+    const target = lower.slice(forwardPrefix.length);
+    if (target === '' || !isValidHeaderName(target)) {
+      throw badRequest(
+        `invalid header name ${quoteValue(source)}: expected ${prefix}-Forward-<Header-Name>`,
+      );
+    }
+    if (HOP_BY_HOP_HEADERS.has(target)) {
+      throw badRequest(
+        `invalid header ${quoteValue(source)}: ${canonicalHeaderName(target)} cannot be forwarded, the delivery sets it`,
+      );
+    }
+    setHeader(out, target, []);
+    add(target, values, source);
+  }
+  return out;
+}
+
+// ---- single settings ------------------------------------------------------------------------
+
+function parseMethod(text: string | undefined, field: string): HttpMethod {
+  if (text === undefined) return 'POST';
+  const upper = text.trim().toUpperCase();
+  const method = METHODS.find((m) => m === upper);
+  if (!method) {
+    throw badRequest(`invalid ${field} ${quoteValue(text)}: expected one of ${METHODS.join(', ')}`);
+  }
+  return method;
+}
+
+/** `true` / `false`, any case; absent → false. */
+function parseBoolean(text: string | undefined, field: string): boolean {
+  if (text === undefined) return false;
+  const lower = text.trim().toLowerCase();
+  if (lower === 'true') return true;
+  if (lower === 'false') return false;
+  throw badRequest(`invalid ${field} ${quoteValue(text)}: expected true or false`);
+}
+
+/** A non-negative integer in decimal digits only: no sign, no decimals, no exponent. */
+function parseNonNegativeInteger(text: string, field: string): number {
+  const trimmed = text.trim();
+  if (!/^\d+$/.test(trimmed)) {
+    throw badRequest(`invalid ${field} ${quoteValue(text)}: expected a non-negative integer`);
+  }
+  const value = Number(trimmed);
+  if (!Number.isSafeInteger(value))
+    throw badRequest(`invalid ${field} ${quoteValue(text)}: too large`);
+  return value;
+}
+
+function parseRetries(text: string | undefined, field: string, plan: PlanLimits): number {
+  if (text === undefined) return plan.default_retries;
+  const retries = parseNonNegativeInteger(text, field);
+  if (retries > plan.max_retries) {
+    throw limitExceeded(
+      `${field} ${quoteValue(text)} is more than the plan's max_retries (${plan.max_retries})`,
+    );
+  }
+  return retries;
+}
+
+function parseNotBefore(
+  notBeforeText: string | undefined,
+  delayText: string | undefined,
+  name: (suffix: string) => string,
+  plan: PlanLimits,
+  now: number,
+): number {
+  const maxDelayMs = plan.max_delay * 1_000;
+  // Parsed even when Not-Before wins, so a malformed Delay is still reported.
+  const delayMs = delayText === undefined ? undefined : parseDuration(delayText, name('Delay'));
+  if (notBeforeText !== undefined) {
+    const field = name('Not-Before');
+    const notBefore = parseNonNegativeInteger(notBeforeText, field) * 1_000;
+    if (!Number.isSafeInteger(notBefore)) {
+      throw badRequest(`invalid ${field} ${quoteValue(notBeforeText)}: too large`);
+    }
+    // The plan's delay limit applies to both forms; otherwise Not-Before would bypass it.
+    if (notBefore - now > maxDelayMs) {
+      throw limitExceeded(
+        `${field} ${quoteValue(notBeforeText)} is further ahead than the plan's max_delay (${plan.max_delay} s); it is Unix seconds`,
+      );
+    }
+    return notBefore;
+  }
+  if (delayMs !== undefined && delayText !== undefined) {
+    if (delayMs > maxDelayMs) {
+      throw limitExceeded(
+        `${name('Delay')} ${quoteValue(delayText)} is more than the plan's max_delay (${plan.max_delay} s)`,
+      );
+    }
+    return now + delayMs;
+  }
+  return now;
+}
+
+/**
+ * Labels: 1–256 characters each, any printable characters (no control characters); commas
+ * separate labels, so a label never contains one. Anything stricter would reject labels users
+ * already send to QStash, and the storage layer matches labels as bound parameters.
+ */
+function parseLabels(text: string | undefined, field: string): string[] | undefined {
+  if (text === undefined) return undefined;
+  const labels = text
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== '');
+  for (const label of labels) checkText(label, field, { max: MAX_LABEL_LENGTH, display: text });
+  return labels.length > 0 ? labels : undefined;
+}
+
+/** Trims `text` and checks it is non-empty, at most `max` characters and free of control characters. */
+function checkText(
+  text: string,
+  field: string,
+  opts: { max: number; display?: string; noSpaces?: boolean },
+): string {
+  const fail = (problem: string) =>
+    badRequest(`invalid ${field} ${quoteValue(opts.display ?? text)}: ${problem}`);
+  const trimmed = text.trim();
+  if (trimmed === '') throw fail('must not be empty');
+  if ([...trimmed].length > opts.max) {
+    throw fail(`${quoteValue(trimmed, 32)} is longer than ${opts.max} characters`);
+  }
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(trimmed)) throw fail('control characters are not allowed');
+  if (opts.noSpaces && /\s/.test(trimmed)) throw fail('spaces are not allowed');
+  return trimmed;
+}
+
+function parseFlowControl(
+  keyText: string | undefined,
+  valueText: string | undefined,
+  name: (suffix: string) => string,
+  plan: PlanLimits,
+): FlowControl | undefined {
+  const keyField = name('Flow-Control-Key');
+  const valueField = name('Flow-Control-Value');
+  if (keyText === undefined && valueText === undefined) return undefined;
+  if (keyText === undefined) throw badRequest(`${valueField} requires ${keyField}`);
+  if (valueText === undefined) throw badRequest(`${keyField} requires ${valueField}`);
+
+  const key = checkText(keyText, keyField, { max: MAX_FLOW_CONTROL_KEY_LENGTH, noSpaces: true });
+  const fail = (problem: string) =>
+    badRequest(`invalid ${valueField} ${quoteValue(valueText)}: ${problem}`);
+  const fields = new Map<string, string>();
+  for (const raw of valueText.split(',')) {
+    const part = raw.trim();
+    if (part === '') continue;
+    const eq = part.indexOf('=');
+    if (eq === -1) throw fail(`expected <name>=<value>, got ${quoteValue(part)}`);
+    const field = part.slice(0, eq).trim().toLowerCase();
+    if (field !== 'parallelism' && field !== 'rate' && field !== 'period') {
+      throw fail(`unknown setting ${quoteValue(field)} (use parallelism, rate, period)`);
+    }
+    if (fields.has(field)) throw fail(`${field} is given twice`);
+    fields.set(field, part.slice(eq + 1).trim());
+  }
+
+  const positive = (field: string): number | undefined => {
+    const text = fields.get(field);
+    if (text === undefined) return undefined;
+    if (!/^\d+$/.test(text) || !Number.isSafeInteger(Number(text)) || Number(text) === 0) {
+      throw fail(`${field} must be a positive integer, got ${quoteValue(text)}`);
+    }
+    return Number(text);
+  };
+  const parallelism = positive('parallelism');
+  const rate = positive('rate');
+  if (parallelism === undefined && rate === undefined) {
+    throw fail('expected at least one of parallelism and rate');
+  }
+  if (parallelism !== undefined && parallelism > plan.max_parallelism) {
+    throw limitExceeded(
+      `${valueField} parallelism ${parallelism} is more than the plan's max_parallelism (${plan.max_parallelism})`,
+    );
+  }
+
+  let periodSec = 1;
+  const periodText = fields.get('period');
+  if (periodText !== undefined) {
+    const ms = parseDuration(periodText, `${valueField} period`);
+    if (ms === 0) throw fail('period must be more than 0');
+    if (ms > MAX_PERIOD_MS) throw fail('period must be at most 7d');
+    periodSec = ms / 1_000;
+  }
+
+  const flowControl: FlowControl = { key, periodSec };
+  if (parallelism !== undefined) flowControl.parallelism = parallelism;
+  if (rate !== undefined) flowControl.rate = rate;
+  return flowControl;
+}
