@@ -18,6 +18,7 @@ import type { ClaimedMessage, DlqEntry, EventRecord } from '../core/types.js';
 import type { Executor } from '../storage/driver.js';
 import type { AccountDirectory } from './accounts.js';
 import type { Dispatcher } from './dispatcher.js';
+import { yieldToIo } from './publisher.js';
 import { eventOf } from './records.js';
 
 export interface EngineOptions {
@@ -70,6 +71,7 @@ export class Engine {
   private claiming = false;
   private wakePending = false;
   private timer: NodeJS.Timeout | undefined;
+  private immediate: NodeJS.Immediate | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
   private readonly claimBatch: number;
   private readonly maxIdleMs: number;
@@ -110,6 +112,7 @@ export class Engine {
   async stop(graceMs = 10_000): Promise<void> {
     this.running = false;
     clearTimeout(this.timer);
+    clearImmediate(this.immediate);
     clearInterval(this.heartbeat);
     const all = (): Promise<unknown> => Promise.all([...this.inFlight.values()].map((f) => f.done));
     if (this.inFlight.size > 0) {
@@ -137,7 +140,10 @@ export class Engine {
 
   private schedule(delayMs: number): void {
     clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.pump(), delayMs);
+    clearImmediate(this.immediate);
+    // setTimeout(0) waits at least 1 ms; a wake-up should claim in this turn of the loop.
+    if (delayMs <= 0) this.immediate = setImmediate(() => void this.pump());
+    else this.timer = setTimeout(() => void this.pump(), delayMs);
   }
 
   private async pump(): Promise<void> {
@@ -300,6 +306,7 @@ export class Engine {
 
   private async flush(): Promise<void> {
     while (this.completions.length > 0) {
+      await yieldToIo(); // gather the outcomes of every response that has arrived (see Publisher)
       const batch = this.completions.splice(0, 1_000);
       try {
         await this.applyCompletions(batch.map((b) => b.completion));

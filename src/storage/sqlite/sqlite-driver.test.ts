@@ -1,0 +1,204 @@
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { FerryError } from '../../core/errors.js';
+import { newId } from '../../core/ids.js';
+import { makeAccount, makeMessage } from '../conformance/fixtures.js';
+import { runDriverConformance } from '../conformance/suite.js';
+import { listMigrationFiles } from '../migrate-files.js';
+import { openSqliteDriver, type SqliteDriver } from './sqlite-driver.js';
+
+const tempDir = mkdtempSync(join(tmpdir(), 'ferry-sqlite-'));
+afterAll(() => rmSync(tempDir, { recursive: true, force: true }));
+
+/** A fresh database file path in the temp folder. */
+const freshPath = (): string => join(tempDir, `${newId('db')}.sqlite`);
+
+runDriverConformance('sqlite (memory)', () =>
+  Promise.resolve(openSqliteDriver({ path: ':memory:' })),
+);
+
+const suiteFile = freshPath();
+runDriverConformance('sqlite (file)', () => Promise.resolve(openSqliteDriver({ path: suiteFile })));
+
+async function withDriver<T>(
+  options: Parameters<typeof openSqliteDriver>[0],
+  fn: (driver: SqliteDriver) => Promise<T>,
+): Promise<T> {
+  const driver = openSqliteDriver(options);
+  try {
+    await driver.migrate();
+    return await fn(driver);
+  } finally {
+    await driver.close();
+  }
+}
+
+describe('sqlite driver', () => {
+  it('creates the file, in WAL mode, synchronous=FULL by default', async () => {
+    const path = freshPath();
+    await withDriver({ path }, (driver) => {
+      expect(existsSync(path)).toBe(true);
+      expect(driver.name).toBe('sqlite');
+      expect(driver.settings()).toEqual({
+        journalMode: 'wal',
+        synchronous: 'full',
+        busyTimeoutMs: 5_000,
+      });
+      return Promise.resolve();
+    });
+  });
+
+  it('uses synchronous=NORMAL when asked', async () => {
+    await withDriver({ path: freshPath(), synchronous: 'normal' }, (driver) => {
+      expect(driver.settings().synchronous).toBe('normal');
+      return Promise.resolve();
+    });
+  });
+
+  it('keeps an in-memory database in memory', async () => {
+    await withDriver({ path: ':memory:' }, (driver) => {
+      expect(driver.settings().journalMode).toBe('memory');
+      return Promise.resolve();
+    });
+  });
+
+  it('keeps data across close and reopen', async () => {
+    const path = freshPath();
+    const account = makeAccount();
+    const message = makeMessage(account.id);
+    await withDriver({ path }, async (driver) => {
+      await driver.executor.accountInsert({ account });
+      await driver.executor.messageInsertMany({ messages: [message] });
+    });
+    await withDriver({ path }, async (driver) => {
+      expect(await driver.executor.accountGet({ id: account.id })).toEqual(account);
+      const got = await driver.executor.messageGet({ accountId: account.id, id: message.id });
+      expect(got?.id).toBe(message.id);
+    });
+  });
+
+  it('records applied migrations in ferry_migrations, once', async () => {
+    const path = freshPath();
+    await withDriver({ path }, (driver) => driver.migrate());
+    await withDriver({ path }, () => Promise.resolve());
+    const db = new Database(path, { readonly: true });
+    try {
+      const rows = db.prepare('SELECT version, name FROM ferry_migrations ORDER BY version').all();
+      const files = listMigrationFiles(new URL('./migrations/', import.meta.url));
+      expect(rows).toEqual(files.map((f) => ({ version: f.version, name: f.name })));
+      expect(rows[0]).toEqual({ version: 1, name: 'init' });
+    } finally {
+      db.close();
+    }
+  });
+
+  it('two connections migrating one new file both succeed', async () => {
+    const path = freshPath();
+    const [one, two] = [openSqliteDriver({ path }), openSqliteDriver({ path })];
+    try {
+      await Promise.all([one.migrate(), two.migrate()]);
+      const account = makeAccount();
+      await one.executor.accountInsert({ account });
+      expect(await two.executor.accountGet({ id: account.id })).toEqual(account);
+    } finally {
+      await Promise.all([one.close(), two.close()]);
+    }
+  });
+
+  it('refuses a database migrated by a newer Ferry', async () => {
+    const path = freshPath();
+    await withDriver({ path }, () => Promise.resolve());
+    const db = new Database(path);
+    db.prepare('INSERT INTO ferry_migrations (version, name, applied_at) VALUES (999, ?, 0)').run(
+      'future',
+    );
+    db.close();
+    const driver = openSqliteDriver({ path });
+    try {
+      await expect(driver.migrate()).rejects.toThrow(/newer/);
+    } finally {
+      await driver.close();
+    }
+  });
+
+  it('rejects operations after close', async () => {
+    const driver = openSqliteDriver({ path: ':memory:' });
+    await driver.migrate();
+    await driver.close();
+    await expect(driver.executor.accountGet({ id: 'x' })).rejects.toThrow(/closed/);
+    await expect(driver.executor.transaction(() => Promise.resolve())).rejects.toThrow(/closed/);
+  });
+
+  it('runs an operation issued during a transaction after the commit', async () => {
+    await withDriver({ path: ':memory:' }, async ({ executor }) => {
+      const account = makeAccount();
+      let seen: Promise<unknown> | undefined;
+      await executor.transaction(async (tx) => {
+        await tx.accountInsert({ account });
+        seen = executor.accountGet({ id: account.id });
+        await tx.accountGet({ id: account.id });
+      });
+      expect(await seen).toEqual(account);
+    });
+  });
+
+  it('rejects use of a transaction executor after its transaction ended', async () => {
+    await withDriver({ path: ':memory:' }, async ({ executor }) => {
+      const leaked = await executor.transaction((tx) => Promise.resolve(tx));
+      await expect(leaked.accountGet({ id: 'x' })).rejects.toThrow(/ended/);
+      await expect(leaked.transaction(() => Promise.resolve())).rejects.toThrow(/ended/);
+    });
+  });
+
+  it('reports nested transactions of one tx that overlap', async () => {
+    await withDriver({ path: ':memory:' }, async ({ executor }) => {
+      const run = executor.transaction(async (tx) => {
+        let release = (): void => {};
+        const blocked = new Promise<void>((resolve) => (release = resolve));
+        // `first` ends while `second`, begun after it, is still open.
+        const first = tx.transaction(() => blocked);
+        const second = tx.transaction(async () => {
+          release();
+          await first.catch(() => {});
+        });
+        await Promise.all([first, second]);
+      });
+      await expect(run).rejects.toThrow(/overlapped/);
+    });
+  });
+
+  it('rejects a malformed event cursor with a 400', async () => {
+    await withDriver({ path: ':memory:' }, async ({ executor }) => {
+      const list = executor.eventList({ accountId: 'a', filter: {}, count: 10, cursor: 'abc' });
+      await expect(list).rejects.toBeInstanceOf(FerryError);
+      await expect(list).rejects.toMatchObject({ status: 400 });
+    });
+  });
+});
+
+describe('listMigrationFiles', () => {
+  it('lists NNN_name.sql files by version and ignores other files', () => {
+    const dir = join(tempDir, newId('migrations'));
+    mkdirSync(dir);
+    for (const name of ['010_later.sql', '002_second.sql', '001_init.sql', 'README.md', 'x.sql']) {
+      writeFileSync(join(dir, name), '');
+    }
+    expect(listMigrationFiles(dir).map((f) => [f.version, f.name])).toEqual([
+      [1, 'init'],
+      [2, 'second'],
+      [10, 'later'],
+    ]);
+  });
+
+  it('rejects two files with one version, and a missing folder', () => {
+    const dir = join(tempDir, newId('migrations'));
+    mkdirSync(dir);
+    writeFileSync(join(dir, '001_a.sql'), '');
+    writeFileSync(join(dir, '1_b.sql'), '');
+    expect(() => listMigrationFiles(dir)).toThrow(/version 1/);
+    expect(() => listMigrationFiles(join(dir, 'missing'))).toThrow(/migrations folder/);
+  });
+});

@@ -1,0 +1,163 @@
+/**
+ * The embedded storage driver: one better-sqlite3 connection per process, WAL journal, and
+ * `synchronous=FULL` by default so that a commit (and so a publish acknowledgement) is on disk.
+ *
+ * See `sqlite-executor.ts` for how the async contract runs on the synchronous binding, and
+ * `sqlite-ops.ts` for the SQL.
+ */
+import Database from 'better-sqlite3';
+import type { Driver, Executor } from '../driver.js';
+import { listMigrationFiles, readMigrationFile } from '../migrate-files.js';
+import { AsyncLock } from './async-lock.js';
+import { RootScope, SqliteExecutor } from './sqlite-executor.js';
+import { SqliteOps } from './sqlite-ops.js';
+
+export interface SqliteDriverOptions {
+  /** Database file path, or `':memory:'` for a private in-memory database (tests). The parent
+   * folder must exist; the file is created when missing. */
+  path: string;
+  /**
+   * `full` (default): every commit is fsynced, so an acknowledged publish survives power loss.
+   * `normal`: in WAL mode, commits are fsynced only at checkpoints: roughly three times the
+   * single-commit rate, but the last commits before a power loss (not a process crash) can be
+   * lost.
+   */
+  synchronous?: 'full' | 'normal';
+}
+
+/** The connection settings in effect, read back from SQLite (for the start banner and tests). */
+export interface SqliteSettings {
+  /** `wal` for a file, `memory` for `:memory:`. */
+  journalMode: string;
+  synchronous: 'off' | 'normal' | 'full' | 'extra';
+  busyTimeoutMs: number;
+}
+
+export interface SqliteDriver extends Driver {
+  readonly name: 'sqlite';
+  settings(): SqliteSettings;
+}
+
+/**
+ * How long a statement waits for another connection's write lock before failing with
+ * SQLITE_BUSY. Only another process (a second `ferry` on the same file, a backup tool) can hold
+ * it: this process has one connection.
+ */
+const BUSY_TIMEOUT_MS = 5_000;
+
+const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
+
+const SYNCHRONOUS_NAMES = ['off', 'normal', 'full', 'extra'] as const;
+
+export function openSqliteDriver(options: SqliteDriverOptions): SqliteDriver {
+  const db = new Database(options.path);
+  try {
+    if (options.path !== ':memory:' && options.path !== '') db.pragma('journal_mode = WAL');
+    db.pragma(`synchronous = ${options.synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
+    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    // The label filter uses LIKE (see sql/filter.ts). SQLite's LIKE ignores ASCII case by
+    // default, PostgreSQL's does not; labels, like every other filter field, match exactly.
+    db.pragma('case_sensitive_like = ON');
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  return new SqliteDriverImpl(db);
+}
+
+class SqliteDriverImpl implements SqliteDriver {
+  readonly name = 'sqlite' as const;
+  readonly executor: Executor;
+  private readonly root: RootScope;
+  private closing: Promise<void> | undefined;
+
+  constructor(private readonly db: Database.Database) {
+    const ops = new SqliteOps(db);
+    this.root = new RootScope(db, ops, new AsyncLock());
+    this.executor = new SqliteExecutor(ops, this.root);
+  }
+
+  migrate(): Promise<void> {
+    return this.root.exclusive(() => migrateSync(this.db));
+  }
+
+  /**
+   * Never calls back. One process owns a SQLite file, and the engine is woken in-process by the
+   * publisher; PostgreSQL, shared by many nodes, uses LISTEN/NOTIFY here instead.
+   */
+  listenWake(_onWake: () => void): Promise<() => Promise<void>> {
+    return Promise.resolve(() => Promise.resolve());
+  }
+
+  /** A no-op, for the same reason as `listenWake`. */
+  notifyWake(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  settings(): SqliteSettings {
+    const synchronous = this.db.pragma('synchronous', { simple: true }) as number;
+    return {
+      journalMode: String(this.db.pragma('journal_mode', { simple: true })),
+      synchronous: SYNCHRONOUS_NAMES[synchronous] ?? 'full',
+      busyTimeoutMs: Number(this.db.pragma('busy_timeout', { simple: true })),
+    };
+  }
+
+  close(): Promise<void> {
+    this.closing ??= this.root.close();
+    return this.closing;
+  }
+}
+
+const CREATE_MIGRATIONS_TABLE =
+  'CREATE TABLE IF NOT EXISTS ferry_migrations ' +
+  '(version INTEGER PRIMARY KEY, name TEXT, applied_at INTEGER)';
+
+/**
+ * Applies each pending migration in its own `BEGIN IMMEDIATE` transaction, which takes the
+ * database's write lock before reading what is applied: a second process migrating the same file
+ * waits (busy_timeout), then finds the version recorded and skips it. (PostgreSQL takes an
+ * advisory lock instead.) Migration files must not contain transaction statements.
+ */
+function migrateSync(db: Database.Database): void {
+  const files = listMigrationFiles(MIGRATIONS_DIR);
+  const newest = files[files.length - 1]?.version ?? 0;
+  const applied = inWriteTransaction(db, () => {
+    db.exec(CREATE_MIGRATIONS_TABLE);
+    return new Set(db.prepare('SELECT version FROM ferry_migrations').pluck().all() as number[]);
+  });
+  const latest = Math.max(0, ...applied);
+  if (latest > newest) {
+    throw new Error(
+      `the database has schema version ${latest}, newer than this Ferry's ${newest}; ` +
+        'upgrade Ferry or use another data directory',
+    );
+  }
+  for (const file of files) {
+    if (applied.has(file.version)) continue;
+    const sql = readMigrationFile(file);
+    inWriteTransaction(db, () => {
+      const done = db.prepare('SELECT 1 FROM ferry_migrations WHERE version = ?').get(file.version);
+      if (done) return; // another process applied it meanwhile
+      db.exec(sql);
+      // applied_at is bookkeeping for operators, not logic a test controls: the wall clock is fine.
+      db.prepare('INSERT INTO ferry_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
+        file.version,
+        file.name,
+        Date.now(),
+      );
+    });
+  }
+}
+
+function inWriteTransaction<T>(db: Database.Database, fn: () => T): T {
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    const result = fn();
+    db.exec('COMMIT');
+    return result;
+  } catch (error) {
+    if (db.inTransaction) db.exec('ROLLBACK');
+    throw error;
+  }
+}

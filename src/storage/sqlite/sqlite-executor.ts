@@ -1,0 +1,278 @@
+/**
+ * The async `Executor` contract over the synchronous `SqliteOps`.
+ *
+ * better-sqlite3 is synchronous, but the contract is async because PostgreSQL is. One connection
+ * serves the whole process, so an open transaction must keep everyone else out while its async
+ * callback awaits:
+ * - the root executor runs an operation at once when no transaction is open (one flag check, no
+ *   lock, no extra await: the publish and delivery hot paths call this thousands of times per
+ *   second); otherwise the operation queues on the lock until the transaction ends;
+ * - `transaction(fn)` takes the lock, runs `BEGIN IMMEDIATE`, awaits `fn(tx)`, then `COMMIT`, or
+ *   `ROLLBACK` when `fn` throws;
+ * - the `tx` executor runs its operations directly: it is the lock holder.
+ *
+ * Unlike PostgreSQL, where a transaction holds its own connection from a pool, here every
+ * transaction of the process is serialized. Keep `fn` short and free of network I/O. Calling the
+ * root executor from inside `fn` (instead of `tx`) waits for the transaction itself: a deadlock,
+ * which the contract rules out ("`fn` must use only the `tx` it is given").
+ */
+import type Database from 'better-sqlite3';
+import type { Account, ClaimedMessage, DlqEntry, EventRecord, Message } from '../../core/types.js';
+import type {
+  AccountGetParams,
+  AccountInsertParams,
+  AccountUpdateSigningKeysParams,
+  DedupClaimParams,
+  DedupClaimResult,
+  DedupDeleteExpiredParams,
+  DlqDeleteExpiredParams,
+  DlqDeleteManyParams,
+  DlqGetParams,
+  DlqInsertManyParams,
+  DlqListParams,
+  EventDeleteBeforeParams,
+  EventInsertManyParams,
+  EventListParams,
+  Executor,
+  MessageClaimDueParams,
+  MessageDeleteLeasedManyParams,
+  MessageDeleteManyParams,
+  MessageGetParams,
+  MessageInsertManyParams,
+  MessageLeaseExtendManyParams,
+  MessageNextDueAtParams,
+  MessageReleaseManyParams,
+  MessageRetryManyParams,
+  Page,
+} from '../driver.js';
+import type { AsyncLock } from './async-lock.js';
+import type { SqliteOps } from './sqlite-ops.js';
+
+/** How an executor runs its operations: at the root (with the lock) or inside a transaction. */
+interface Scope {
+  run<T>(op: () => T): Promise<T>;
+  transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T>;
+}
+
+export class SqliteExecutor implements Executor {
+  constructor(
+    private readonly ops: SqliteOps,
+    private readonly scope: Scope,
+  ) {}
+
+  transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
+    return this.scope.transaction(fn);
+  }
+
+  accountInsert(p: AccountInsertParams): Promise<void> {
+    return this.scope.run(() => this.ops.accountInsert(p));
+  }
+  accountGet(p: AccountGetParams): Promise<Account | undefined> {
+    return this.scope.run(() => this.ops.accountGet(p));
+  }
+  accountUpdateSigningKeys(p: AccountUpdateSigningKeysParams): Promise<void> {
+    return this.scope.run(() => this.ops.accountUpdateSigningKeys(p));
+  }
+
+  messageInsertMany(p: MessageInsertManyParams): Promise<void> {
+    return this.scope.run(() => this.ops.messageInsertMany(p));
+  }
+  messageGet(p: MessageGetParams): Promise<Message | undefined> {
+    return this.scope.run(() => this.ops.messageGet(p));
+  }
+  messageClaimDue(p: MessageClaimDueParams): Promise<ClaimedMessage[]> {
+    return this.scope.run(() => this.ops.messageClaimDue(p));
+  }
+  messageNextDueAt(p: MessageNextDueAtParams): Promise<number | undefined> {
+    return this.scope.run(() => this.ops.messageNextDueAt(p));
+  }
+  messageLeaseExtendMany(p: MessageLeaseExtendManyParams): Promise<string[]> {
+    return this.scope.run(() => this.ops.messageLeaseExtendMany(p));
+  }
+  messageDeleteLeasedMany(p: MessageDeleteLeasedManyParams): Promise<string[]> {
+    return this.scope.run(() => this.ops.messageDeleteLeasedMany(p));
+  }
+  messageRetryManyLeased(p: MessageRetryManyParams): Promise<string[]> {
+    return this.scope.run(() => this.ops.messageRetryManyLeased(p));
+  }
+  messageReleaseMany(p: MessageReleaseManyParams): Promise<string[]> {
+    return this.scope.run(() => this.ops.messageReleaseMany(p));
+  }
+  messageDeleteMany(p: MessageDeleteManyParams): Promise<Message[]> {
+    return this.scope.run(() => this.ops.messageDeleteMany(p));
+  }
+
+  eventInsertMany(p: EventInsertManyParams): Promise<void> {
+    return this.scope.run(() => this.ops.eventInsertMany(p));
+  }
+  eventList(p: EventListParams): Promise<Page<EventRecord>> {
+    return this.scope.run(() => this.ops.eventList(p));
+  }
+  eventDeleteBefore(p: EventDeleteBeforeParams): Promise<number> {
+    return this.scope.run(() => this.ops.eventDeleteBefore(p));
+  }
+
+  dlqInsertMany(p: DlqInsertManyParams): Promise<void> {
+    return this.scope.run(() => this.ops.dlqInsertMany(p));
+  }
+  dlqGet(p: DlqGetParams): Promise<DlqEntry | undefined> {
+    return this.scope.run(() => this.ops.dlqGet(p));
+  }
+  dlqList(p: DlqListParams): Promise<Page<DlqEntry>> {
+    return this.scope.run(() => this.ops.dlqList(p));
+  }
+  dlqDeleteMany(p: DlqDeleteManyParams): Promise<number> {
+    return this.scope.run(() => this.ops.dlqDeleteMany(p));
+  }
+  dlqDeleteExpired(p: DlqDeleteExpiredParams): Promise<number> {
+    return this.scope.run(() => this.ops.dlqDeleteExpired(p));
+  }
+
+  dedupClaim(p: DedupClaimParams): Promise<DedupClaimResult> {
+    return this.scope.run(() => this.ops.dedupClaim(p));
+  }
+  dedupDeleteExpired(p: DedupDeleteExpiredParams): Promise<number> {
+    return this.scope.run(() => this.ops.dedupDeleteExpired(p));
+  }
+}
+
+/** Runs a synchronous operation, turning a throw into a rejected promise. */
+function settle<T>(op: () => T): Promise<T> {
+  try {
+    return Promise.resolve(op());
+  } catch (error) {
+    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+  }
+}
+
+/** The driver's own executor: operations outside any transaction. */
+export class RootScope implements Scope {
+  private closed = false;
+  private readonly begin: Database.Statement;
+  private readonly commit: Database.Statement;
+  private readonly rollback: Database.Statement;
+
+  constructor(
+    private readonly db: Database.Database,
+    private readonly ops: SqliteOps,
+    private readonly lock: AsyncLock,
+  ) {
+    this.begin = db.prepare('BEGIN IMMEDIATE');
+    this.commit = db.prepare('COMMIT');
+    this.rollback = db.prepare('ROLLBACK');
+  }
+
+  run<T>(op: () => T): Promise<T> {
+    if (this.lock.idle && !this.closed) return settle(op); // the hot path
+    return this.lock.runExclusive(() => {
+      this.assertOpen();
+      return op();
+    });
+  }
+
+  async transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
+    await this.lock.acquire();
+    const tx = new TxScope(this.db, this.ops);
+    try {
+      this.assertOpen();
+      this.begin.run();
+      try {
+        const result = await fn(tx.executor);
+        this.commit.run();
+        return result;
+      } catch (error) {
+        if (this.db.inTransaction) this.rollback.run();
+        throw error;
+      }
+    } finally {
+      tx.end();
+      this.lock.release();
+    }
+  }
+
+  /** Runs `fn` alone on the connection (migrations); nothing else runs meanwhile. */
+  exclusive<T>(fn: () => T): Promise<T> {
+    return this.lock.runExclusive(() => {
+      this.assertOpen();
+      return fn();
+    });
+  }
+
+  /** Waits for queued operations and open transactions, then closes the connection. */
+  close(): Promise<void> {
+    return this.lock.runExclusive(() => {
+      if (this.closed) return;
+      this.closed = true;
+      this.db.close();
+    });
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error('the SQLite driver is closed');
+  }
+}
+
+/**
+ * The executor given to a transaction's callback. Its operations run directly (the transaction
+ * holds the lock). A nested `transaction(fn)` runs `fn` in a SAVEPOINT of the same transaction:
+ * its writes commit with the outer transaction, and if `fn` throws they alone are rolled back,
+ * so an outer callback that catches the error can go on. Nested transactions must be awaited one
+ * at a time: savepoints form a stack, and overlapping ones are reported as an error.
+ */
+class TxScope implements Scope {
+  readonly executor: SqliteExecutor;
+  private active = true;
+  private readonly savepoints: string[] = [];
+  private nextSavepoint = 1;
+
+  constructor(
+    private readonly db: Database.Database,
+    ops: SqliteOps,
+  ) {
+    this.executor = new SqliteExecutor(ops, this);
+  }
+
+  /** Called when the transaction commits or rolls back: later use of `tx` is an error. */
+  end(): void {
+    this.active = false;
+  }
+
+  run<T>(op: () => T): Promise<T> {
+    if (!this.active) return Promise.reject(endedError());
+    return settle(op);
+  }
+
+  async transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
+    if (!this.active) throw endedError();
+    const name = `ferry_tx_${this.nextSavepoint++}`;
+    this.db.exec(`SAVEPOINT ${name}`);
+    this.savepoints.push(name);
+    let result: T;
+    try {
+      result = await fn(this.executor);
+    } catch (error) {
+      this.leave(name, true, error);
+      throw error;
+    }
+    this.leave(name, false);
+    return result;
+  }
+
+  /** Ends savepoint `name`; `failure` is the callback's error when it threw. */
+  private leave(name: string, rollback: boolean, failure?: unknown): void {
+    const cause = failure === undefined ? undefined : { cause: failure };
+    if (!this.active) throw endedError(cause);
+    if (this.savepoints[this.savepoints.length - 1] !== name) {
+      throw new Error(
+        'nested transactions of one tx overlapped; await each before the next',
+        cause,
+      );
+    }
+    this.savepoints.pop();
+    if (rollback) this.db.exec(`ROLLBACK TO ${name}`);
+    this.db.exec(`RELEASE ${name}`);
+  }
+}
+
+const endedError = (options?: ErrorOptions): Error =>
+  new Error('this transaction has ended; use the executor it was started from', options);

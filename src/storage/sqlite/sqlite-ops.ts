@@ -1,0 +1,384 @@
+/**
+ * The storage operations on one better-sqlite3 connection, synchronous. `sqlite-executor.ts`
+ * wraps them in the async contract; the SQL of the SQLite driver lives here.
+ *
+ * Statements are prepared once and cached by their SQL text (`sqlite-statements.ts`). Multi-row
+ * writes run atomically (`BEGIN IMMEDIATE`, or a SAVEPOINT inside an open transaction), so a
+ * `…Many` call is all-or-nothing and pays one commit, not one per row.
+ */
+import type Database from 'better-sqlite3';
+import type { Account, ClaimedMessage, DlqEntry, EventRecord, Message } from '../../core/types.js';
+import { badRequest } from '../../core/errors.js';
+import { newLeaseToken } from '../../core/ids.js';
+import type {
+  AccountGetParams,
+  AccountInsertParams,
+  AccountUpdateSigningKeysParams,
+  DedupClaimParams,
+  DedupClaimResult,
+  DedupDeleteExpiredParams,
+  DlqDeleteExpiredParams,
+  DlqDeleteManyParams,
+  DlqGetParams,
+  DlqInsertManyParams,
+  DlqListParams,
+  EventDeleteBeforeParams,
+  EventInsertManyParams,
+  EventListParams,
+  Lease,
+  MessageClaimDueParams,
+  MessageDeleteLeasedManyParams,
+  MessageDeleteManyParams,
+  MessageGetParams,
+  MessageInsertManyParams,
+  MessageLeaseExtendManyParams,
+  MessageNextDueAtParams,
+  MessageReleaseManyParams,
+  MessageRetryManyParams,
+  Page,
+  RecordFilter,
+} from '../driver.js';
+import { buildFilter, type FilterColumns } from '../sql/filter.js';
+import {
+  ACCOUNT_COLUMNS,
+  DLQ_COLUMNS,
+  EVENT_COLUMNS,
+  MESSAGE_COLUMNS,
+  accountFromRow,
+  accountParams,
+  byCreatedAt,
+  dlqFromRow,
+  dlqParams,
+  eventFromRow,
+  eventParams,
+  messageFromRow,
+  messageParams,
+  type AccountRow,
+  type DlqRow,
+  type EventRow,
+  type MessageRow,
+} from './sqlite-rows.js';
+import { SqliteStatements, type Statement } from './sqlite-statements.js';
+
+const MESSAGE_FILTER: FilterColumns = { messageId: 'id', time: 'created_at' };
+const EVENT_FILTER: FilterColumns = {
+  messageId: 'message_id',
+  state: 'state',
+  responseStatus: 'response_status',
+  time: 'time',
+};
+const DLQ_FILTER: FilterColumns = {
+  messageId: 'message_id',
+  dlqId: 'dlq_id',
+  responseStatus: 'response_status',
+  time: 'created_at',
+};
+
+const placeholders = (n: number): string => Array.from({ length: n }, () => '?').join(', ');
+
+// Hot-path SQL texts, built once: the statement cache is keyed by the text.
+const INSERT_ACCOUNT = `INSERT INTO accounts (${ACCOUNT_COLUMNS}) VALUES (${placeholders(6)})`;
+const SELECT_ACCOUNT = `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = ?`;
+const INSERT_MESSAGE = `INSERT INTO messages (${MESSAGE_COLUMNS}) VALUES (${placeholders(20)})`;
+const INSERT_EVENT = `INSERT INTO events (${EVENT_COLUMNS}) VALUES (${placeholders(24)})`;
+const INSERT_DLQ = `INSERT INTO dlq (${DLQ_COLUMNS}) VALUES (${placeholders(20)})`;
+
+export class SqliteOps {
+  private readonly statements: SqliteStatements;
+
+  constructor(db: Database.Database) {
+    this.statements = new SqliteStatements(db);
+  }
+
+  private stmt(sql: string): Statement {
+    return this.statements.get(sql);
+  }
+
+  private dynamicStmt(sql: string): Statement {
+    return this.statements.getDynamic(sql);
+  }
+
+  private inTransaction<T>(fn: () => T): T {
+    return this.statements.atomic(fn);
+  }
+
+  // ---- accounts ---------------------------------------------------------------------------
+
+  accountInsert({ account }: AccountInsertParams): void {
+    this.stmt(INSERT_ACCOUNT).run(...accountParams(account));
+  }
+
+  accountGet({ id }: AccountGetParams): Account | undefined {
+    const row = this.stmt(SELECT_ACCOUNT).get(id);
+    return row === undefined ? undefined : accountFromRow(row as AccountRow);
+  }
+
+  accountUpdateSigningKeys(p: AccountUpdateSigningKeysParams): void {
+    this.stmt('UPDATE accounts SET current_signing_key = ?, next_signing_key = ? WHERE id = ?').run(
+      p.currentSigningKey,
+      p.nextSigningKey,
+      p.id,
+    );
+  }
+
+  // ---- messages ---------------------------------------------------------------------------
+
+  messageInsertMany({ messages }: MessageInsertManyParams): void {
+    if (messages.length === 0) return;
+    this.inTransaction(() => {
+      const insert = this.stmt(INSERT_MESSAGE);
+      for (const message of messages) insert.run(...messageParams(message));
+    });
+  }
+
+  messageGet({ accountId, id }: MessageGetParams): Message | undefined {
+    const row = this.stmt('SELECT * FROM messages WHERE id = ? AND account_id = ?').get(
+      id,
+      accountId,
+    );
+    return row === undefined ? undefined : messageFromRow(row as MessageRow);
+  }
+
+  /**
+   * Unlike PostgreSQL, SQLite has one writer, so no `FOR UPDATE SKIP LOCKED` is needed: the
+   * select and the updates below run in one write transaction that no other claimer can
+   * interleave with. Select-then-update (rather than one `UPDATE … RETURNING`) keeps the
+   * earliest-first order, which `RETURNING` does not promise, and gives every row its own token.
+   */
+  messageClaimDue({ now, limit, leaseUntil }: MessageClaimDueParams): ClaimedMessage[] {
+    if (limit <= 0) return [];
+    return this.inTransaction(() => {
+      const due = this.stmt(
+        'SELECT id FROM messages WHERE due_at <= ? ORDER BY due_at LIMIT ?',
+      ).all(now, limit) as { id: string }[];
+      const claim = this.stmt(
+        'UPDATE messages SET due_at = ?, lease_token = ? WHERE id = ? RETURNING *',
+      );
+      const claimed: ClaimedMessage[] = [];
+      for (const { id } of due) {
+        const leaseToken = newLeaseToken();
+        const row = claim.get(leaseUntil, leaseToken, id) as MessageRow | undefined;
+        if (row) claimed.push({ ...messageFromRow(row), leaseToken });
+      }
+      return claimed;
+    });
+  }
+
+  messageNextDueAt({ after }: MessageNextDueAtParams): number | undefined {
+    const row = (
+      after === undefined
+        ? this.stmt('SELECT MIN(due_at) AS t FROM messages').get()
+        : this.stmt('SELECT MIN(due_at) AS t FROM messages WHERE due_at > ?').get(after)
+    ) as { t: number | null };
+    return row.t ?? undefined;
+  }
+
+  messageLeaseExtendMany({ leases, leaseUntil }: MessageLeaseExtendManyParams): string[] {
+    return this.fenced(
+      leases,
+      'UPDATE messages SET due_at = ? WHERE id = ? AND lease_token = ?',
+      (lease) => [leaseUntil, lease.id, lease.leaseToken],
+    );
+  }
+
+  messageDeleteLeasedMany({ leases }: MessageDeleteLeasedManyParams): string[] {
+    return this.fenced(leases, 'DELETE FROM messages WHERE id = ? AND lease_token = ?', (lease) => [
+      lease.id,
+      lease.leaseToken,
+    ]);
+  }
+
+  messageRetryManyLeased({ retries }: MessageRetryManyParams): string[] {
+    return this.fenced(
+      retries,
+      'UPDATE messages SET due_at = ?, retried = ?, lease_token = NULL ' +
+        'WHERE id = ? AND lease_token = ?',
+      (retry) => [retry.dueAt, retry.retried, retry.id, retry.leaseToken],
+    );
+  }
+
+  messageReleaseMany({ leases, dueAt }: MessageReleaseManyParams): string[] {
+    return this.fenced(
+      leases,
+      'UPDATE messages SET due_at = ?, lease_token = NULL WHERE id = ? AND lease_token = ?',
+      (lease) => [dueAt, lease.id, lease.leaseToken],
+    );
+  }
+
+  /** Bulk cancel. `DELETE … RETURNING` order is unspecified, so the result is sorted here. */
+  messageDeleteMany({ accountId, filter, limit }: MessageDeleteManyParams): Message[] {
+    const { where, params } = filterSql(filter, MESSAGE_FILTER);
+    const scoped = `account_id = ? AND ${where}`;
+    const rows =
+      limit === undefined
+        ? this.dynamicStmt(`DELETE FROM messages WHERE ${scoped} RETURNING *`).all(
+            accountId,
+            ...params,
+          )
+        : this.dynamicStmt(
+            'DELETE FROM messages WHERE rowid IN (SELECT rowid FROM messages ' +
+              `WHERE ${scoped} ORDER BY created_at LIMIT ?) RETURNING *`,
+          ).all(accountId, ...params, limit);
+    return (rows as MessageRow[]).map(messageFromRow).sort(byCreatedAt);
+  }
+
+  // ---- events -----------------------------------------------------------------------------
+
+  eventInsertMany({ events }: EventInsertManyParams): void {
+    if (events.length === 0) return;
+    this.inTransaction(() => {
+      const insert = this.stmt(INSERT_EVENT);
+      for (const event of events) insert.run(...eventParams(event));
+    });
+  }
+
+  /**
+   * Newest first by id; the cursor is the last returned id. header/body are stored on the
+   * CREATED event only; the other events take them from it. The correlated subqueries sit in the
+   * select list, so the filter's bare column names refer to `e` alone, and they run only for the
+   * rows returned.
+   */
+  eventList({ accountId, filter, cursor, count }: EventListParams): Page<EventRecord> {
+    const { where, params } = filterSql(filter, EVENT_FILTER);
+    const before = cursor === undefined ? undefined : parseEventCursor(cursor);
+    const created = (column: string): string =>
+      `COALESCE(e.${column}, (SELECT c.${column} FROM events c WHERE c.message_id = e.message_id ` +
+      `AND c.state = 'CREATED' AND c.account_id = e.account_id LIMIT 1)) AS ${column}`;
+    const sql =
+      `SELECT e.id, e.account_id, e.message_id, e.time, e.state, e.url, e.method, e.topic_name, ` +
+      'e.endpoint_name, e.queue_name, e.schedule_id, e.labels, e.flow_control_key, e.caller_ip, ' +
+      'e.retried, e.max_retries, e.error, e.next_delivery_time, e.response_status, ' +
+      `e.response_header, e.response_body, ${created('header')}, ${created('body')} ` +
+      `FROM events e WHERE e.account_id = ? AND ${where}` +
+      (before === undefined ? '' : ' AND e.id < ?') +
+      ' ORDER BY e.id DESC LIMIT ?';
+    const args = before === undefined ? [accountId, ...params] : [accountId, ...params, before];
+    const rows = this.dynamicStmt(sql).all(...args, count + 1) as EventRow[];
+    return page(rows.map(eventFromRow), count, (event) => String(event.id));
+  }
+
+  eventDeleteBefore({ before, limit }: EventDeleteBeforeParams): number {
+    return this.stmt(
+      'DELETE FROM events WHERE rowid IN (SELECT rowid FROM events WHERE time < ? LIMIT ?)',
+    ).run(before, limit).changes;
+  }
+
+  // ---- dlq --------------------------------------------------------------------------------
+
+  dlqInsertMany({ entries }: DlqInsertManyParams): void {
+    if (entries.length === 0) return;
+    this.inTransaction(() => {
+      const insert = this.stmt(INSERT_DLQ);
+      for (const entry of entries) insert.run(...dlqParams(entry));
+    });
+  }
+
+  dlqGet({ accountId, dlqId }: DlqGetParams): DlqEntry | undefined {
+    const row = this.stmt('SELECT * FROM dlq WHERE dlq_id = ? AND account_id = ?').get(
+      dlqId,
+      accountId,
+    );
+    return row === undefined ? undefined : dlqFromRow(row as DlqRow);
+  }
+
+  /** Newest first by dlq id (dlq ids begin with their creation time); the cursor is the last id. */
+  dlqList({ accountId, filter, cursor, count }: DlqListParams): Page<DlqEntry> {
+    const { where, params } = filterSql(filter, DLQ_FILTER);
+    const sql =
+      `SELECT * FROM dlq WHERE account_id = ? AND ${where}` +
+      (cursor === undefined ? '' : ' AND dlq_id < ?') +
+      ' ORDER BY dlq_id DESC LIMIT ?';
+    const args = cursor === undefined ? [accountId, ...params] : [accountId, ...params, cursor];
+    const rows = this.dynamicStmt(sql).all(...args, count + 1) as DlqRow[];
+    return page(rows.map(dlqFromRow), count, (entry) => entry.dlqId);
+  }
+
+  dlqDeleteMany({ accountId, dlqIds }: DlqDeleteManyParams): number {
+    if (dlqIds.length === 0) return 0;
+    return this.inTransaction(() => {
+      const remove = this.stmt('DELETE FROM dlq WHERE dlq_id = ? AND account_id = ?');
+      let deleted = 0;
+      for (const dlqId of dlqIds) deleted += remove.run(dlqId, accountId).changes;
+      return deleted;
+    });
+  }
+
+  dlqDeleteExpired({ now, limit }: DlqDeleteExpiredParams): number {
+    return this.stmt(
+      'DELETE FROM dlq WHERE rowid IN (SELECT rowid FROM dlq WHERE expires_at <= ? LIMIT ?)',
+    ).run(now, limit).changes;
+  }
+
+  // ---- dedup ------------------------------------------------------------------------------
+
+  /**
+   * One upsert takes a free or expired key; when it changes nothing, an unexpired owner holds
+   * the key and the select reads it. Both run in one transaction, so no other writer can change
+   * the row in between (PostgreSQL does the same with `ON CONFLICT … DO UPDATE … WHERE`).
+   */
+  dedupClaim({ accountId, key, messageId, now, expiresAt }: DedupClaimParams): DedupClaimResult {
+    return this.inTransaction(() => {
+      const taken = this.stmt(
+        'INSERT INTO dedup (account_id, key, message_id, expires_at) VALUES (?, ?, ?, ?) ' +
+          'ON CONFLICT (account_id, key) DO UPDATE SET message_id = excluded.message_id, ' +
+          'expires_at = excluded.expires_at WHERE dedup.expires_at <= ?',
+      ).run(accountId, key, messageId, expiresAt, now).changes;
+      if (taken > 0) return { messageId, duplicate: false };
+      const owner = this.stmt('SELECT message_id FROM dedup WHERE account_id = ? AND key = ?').get(
+        accountId,
+        key,
+      ) as { message_id: string };
+      return { messageId: owner.message_id, duplicate: true };
+    });
+  }
+
+  dedupDeleteExpired({ now, limit }: DedupDeleteExpiredParams): number {
+    return this.stmt(
+      'DELETE FROM dedup WHERE rowid IN (SELECT rowid FROM dedup WHERE expires_at <= ? LIMIT ?)',
+    ).run(now, limit).changes;
+  }
+
+  // ---- helpers ----------------------------------------------------------------------------
+
+  /** Applies `sql` once per lease (fenced by its token); returns the ids it changed. */
+  private fenced<L extends Lease>(
+    leases: L[],
+    sql: string,
+    args: (lease: L) => unknown[],
+  ): string[] {
+    if (leases.length === 0) return [];
+    return this.inTransaction(() => {
+      const statement = this.stmt(sql);
+      const applied: string[] = [];
+      for (const lease of leases) {
+        if (statement.run(...args(lease)).changes > 0) applied.push(lease.id);
+      }
+      return applied;
+    });
+  }
+}
+
+function filterSql(
+  filter: RecordFilter,
+  columns: FilterColumns,
+): { where: string; params: unknown[] } {
+  const params: unknown[] = [];
+  const where = buildFilter(filter, columns, (value) => {
+    params.push(value);
+    return '?';
+  });
+  return { where: `(${where})`, params };
+}
+
+/** `rows` holds up to `count + 1` items; the extra one only says that another page exists. */
+function page<T>(rows: T[], count: number, cursorOf: (last: T) => string): Page<T> {
+  if (rows.length <= count) return { items: rows };
+  const items = rows.slice(0, count);
+  const last = items[items.length - 1];
+  return last === undefined ? { items } : { items, cursor: cursorOf(last) };
+}
+
+function parseEventCursor(cursor: string): number {
+  if (!/^\d{1,15}$/.test(cursor)) throw badRequest(`invalid cursor: ${cursor}`);
+  return Number(cursor);
+}
