@@ -18,7 +18,13 @@ describe('ferry start', () => {
   it('creates credentials.json (0600) at first start, reuses it later, and stops cleanly on SIGTERM', async () => {
     const first = await startFerryProcess({ dataDir });
     const creds = first.credentials;
-    expect(Object.keys(creds).sort()).toEqual(['accountId', 'baseUrl', 'currentSigningKey', 'nextSigningKey', 'token']);
+    expect(Object.keys(creds).sort()).toEqual([
+      'accountId',
+      'baseUrl',
+      'currentSigningKey',
+      'nextSigningKey',
+      'token',
+    ]);
     expect(creds.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(creds.baseUrl).not.toMatch(/:0$/);
     expect(statSync(join(dataDir, 'credentials.json')).mode & 0o777).toBe(0o600);
@@ -81,9 +87,15 @@ describe('ferry start', () => {
     expect(req?.headers['a']).toBe('b');
     const receiver = new UpstashReceiver({ currentSigningKey, nextSigningKey });
     await expect(
-      receiver.verify({ signature: req?.headers['upstash-signature'] as string, body: req?.body.toString() ?? '', url: req?.url }),
+      receiver.verify({
+        signature: req?.headers['upstash-signature'] as string,
+        body: req?.body.toString() ?? '',
+        url: req?.url,
+      }),
     ).resolves.toBe(true);
-    const qstashToken = await fetch(`${baseUrl}/v2/events?qstash_token=${encodeURIComponent(f.credentials.token)}`);
+    const qstashToken = await fetch(
+      `${baseUrl}/v2/events?qstash_token=${encodeURIComponent(f.credentials.token)}`,
+    );
     expect(qstashToken.status).toBe(200);
     expect(await f.kill('SIGTERM')).toBe(0);
     await dest.close();
@@ -91,10 +103,14 @@ describe('ferry start', () => {
 
   it('rejects an unknown option or a bad value with a message and status 2', () => {
     assertBuilt();
-    const unknown = spawnSync(process.execPath, [MAIN, 'start', '--colour', 'blue'], { encoding: 'utf8' });
+    const unknown = spawnSync(process.execPath, [MAIN, 'start', '--colour', 'blue'], {
+      encoding: 'utf8',
+    });
     expect(unknown.status).toBe(2);
     expect(unknown.stderr).toMatch(/unknown option --colour/);
-    const bad = spawnSync(process.execPath, [MAIN, 'start', '--port', 'eighty'], { encoding: 'utf8' });
+    const bad = spawnSync(process.execPath, [MAIN, 'start', '--port', 'eighty'], {
+      encoding: 'utf8',
+    });
     expect(bad.status).toBe(2);
     expect(bad.stderr).toMatch(/--port\/FERRY_PORT/);
     const help = spawnSync(process.execPath, [MAIN, '--help'], { encoding: 'utf8' });

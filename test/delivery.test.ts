@@ -22,7 +22,10 @@ afterEach(async () => {
   await dest.close();
 });
 
-async function publish(path: string, init: RequestInit = {}): Promise<{ status: number; json: Record<string, unknown> }> {
+async function publish(
+  path: string,
+  init: RequestInit = {},
+): Promise<{ status: number; json: Record<string, unknown> }> {
   const res = await t.api(`/v2/publish/${path}`, { method: 'POST', ...init });
   return { status: res.status, json: (await res.json()) as Record<string, unknown> };
 }
@@ -67,7 +70,11 @@ describe('delivery', () => {
       nextSigningKey: t.account.nextSigningKey,
     });
     await expect(
-      receiver.verify({ signature: req?.headers['svc-signature'] as string, body: req?.body ?? '', url: req?.url }),
+      receiver.verify({
+        signature: req?.headers['svc-signature'] as string,
+        body: req?.body ?? '',
+        url: req?.url,
+      }),
     ).resolves.toBe(true);
 
     const states = (await events(`?messageId=${messageId}`)).map((e) => e.state);
@@ -92,7 +99,15 @@ describe('delivery', () => {
 
     const log = await events(`?messageId=${json.messageId as string}`);
     expect(log.map((e) => e.state).reverse()).toEqual([
-      'CREATED', 'ACTIVE', 'ERROR', 'RETRY', 'ACTIVE', 'ERROR', 'RETRY', 'ACTIVE', 'DELIVERED',
+      'CREATED',
+      'ACTIVE',
+      'ERROR',
+      'RETRY',
+      'ACTIVE',
+      'ERROR',
+      'RETRY',
+      'ACTIVE',
+      'DELIVERED',
     ]);
     const retry = log.find((e) => e.state === 'RETRY');
     expect(retry?.nextDeliveryTime).toBe(clock.now());
@@ -180,7 +195,9 @@ describe('delivery', () => {
   it('delays with Svc-Delay; Svc-Not-Before wins over it', async () => {
     await publish(`${dest.url}/a`, { headers: { 'Svc-Delay': '1m' } });
     const notBefore = Math.floor(clock.now() / 1000) + 30;
-    await publish(`${dest.url}/b`, { headers: { 'Svc-Delay': '1h', 'Svc-Not-Before': String(notBefore) } });
+    await publish(`${dest.url}/b`, {
+      headers: { 'Svc-Delay': '1h', 'Svc-Not-Before': String(notBefore) },
+    });
     expect(await t.ferry.engine.runOnce()).toBe(0);
     clock.advance(30_000);
     expect(await t.ferry.engine.runOnce()).toBe(1);

@@ -16,16 +16,29 @@ afterAll(async () => {
 
 async function expectError(res: Response, status: number, pattern: RegExp): Promise<void> {
   const body = (await res.json()) as { error?: string };
-  expect({ status: res.status, error: body.error }).toMatchObject({ status, error: expect.stringMatching(pattern) });
+  expect({ status: res.status, error: body.error }).toMatchObject({
+    status,
+    error: expect.stringMatching(pattern),
+  });
 }
 
-const publish = (f: TestFerry, path: string, headers: Record<string, string> = {}, body: string | Buffer = 'x') =>
-  f.api(`/v2/publish/${path}`, { method: 'POST', headers, body });
+const publish = (
+  f: TestFerry,
+  path: string,
+  headers: Record<string, string> = {},
+  body: string | Buffer = 'x',
+) => f.api(`/v2/publish/${path}`, { method: 'POST', headers, body });
 
 describe('authentication', () => {
   it('401 without a token, with a wrong token, and with a malformed one', async () => {
-    await expectError(await fetch(`${t.url}/v2/publish/https://example.com`, { method: 'POST' }), 401, /token/);
-    const wrong = Buffer.from(JSON.stringify({ UserID: t.account.id, Password: 'nope' })).toString('base64');
+    await expectError(
+      await fetch(`${t.url}/v2/publish/https://example.com`, { method: 'POST' }),
+      401,
+      /token/,
+    );
+    const wrong = Buffer.from(JSON.stringify({ UserID: t.account.id, Password: 'nope' })).toString(
+      'base64',
+    );
     await expectError(
       await fetch(`${t.url}/v2/messages/msg_x`, { headers: { authorization: `Bearer ${wrong}` } }),
       401,
@@ -55,7 +68,11 @@ describe('publish validation', () => {
     ['unknown function in expression', { 'Svc-Retry-Delay': 'foo(1)' }, /foo/],
     ['bad method', { 'Svc-Method': 'BREW' }, /Svc-Method/i],
     ['bad not-before', { 'Svc-Not-Before': 'tomorrow' }, /Svc-Not-Before/i],
-    ['bad content-based dedup flag', { 'Svc-Content-Based-Deduplication': 'maybe' }, /Content-Based-Deduplication/i],
+    [
+      'bad content-based dedup flag',
+      { 'Svc-Content-Based-Deduplication': 'maybe' },
+      /Content-Based-Deduplication/i,
+    ],
     ['flow-control key without value', { 'Svc-Flow-Control-Key': 'k' }, /Flow-Control/i],
   ];
   for (const [name, headers, pattern] of cases) {
@@ -74,26 +91,44 @@ describe('publish validation', () => {
   });
 
   it('412 for retries above the plan maximum, naming the limit', async () => {
-    await expectError(await publish(free, 'https://example.com', { 'Svc-Retries': '4' }), 412, /max_retries/);
+    await expectError(
+      await publish(free, 'https://example.com', { 'Svc-Retries': '4' }),
+      412,
+      /max_retries/,
+    );
     expect((await publish(free, 'https://example.com', { 'Svc-Retries': '3' })).status).toBe(200);
   });
 
   it('412 for a delay beyond max_delay', async () => {
-    await expectError(await publish(free, 'https://example.com', { 'Svc-Delay': '8d' }), 412, /max_delay/);
+    await expectError(
+      await publish(free, 'https://example.com', { 'Svc-Delay': '8d' }),
+      412,
+      /max_delay/,
+    );
   });
 
   it('413 for a body over max_message_size', async () => {
     const big = Buffer.alloc(1024 * 1024 + 1, 97);
     await expectError(await publish(free, 'https://example.com', {}, big), 413, /max_message_size/);
     const tooBigForAnyPlan = Buffer.alloc(10 * 1024 * 1024 + 1, 97);
-    await expectError(await publish(t, 'https://example.com', {}, tooBigForAnyPlan), 413, /max_message_size/);
+    await expectError(
+      await publish(t, 'https://example.com', {}, tooBigForAnyPlan),
+      413,
+      /max_message_size/,
+    );
   });
 
   it('uses the plan default retries when Svc-Retries is absent (free 3, paid 5)', async () => {
-    const a = (await (await publish(free, 'https://example.com/a')).json()) as { messageId: string };
+    const a = (await (await publish(free, 'https://example.com/a')).json()) as {
+      messageId: string;
+    };
     const b = (await (await publish(t, 'https://example.com/b')).json()) as { messageId: string };
-    const ma = (await (await free.api(`/v2/messages/${a.messageId}`)).json()) as { maxRetries: number };
-    const mb = (await (await t.api(`/v2/messages/${b.messageId}`)).json()) as { maxRetries: number };
+    const ma = (await (await free.api(`/v2/messages/${a.messageId}`)).json()) as {
+      maxRetries: number;
+    };
+    const mb = (await (await t.api(`/v2/messages/${b.messageId}`)).json()) as {
+      maxRetries: number;
+    };
     expect([ma.maxRetries, mb.maxRetries]).toEqual([3, 5]);
   });
 });
@@ -121,7 +156,9 @@ describe('other endpoints', () => {
   });
 
   it('never lets one account see another account’s message', async () => {
-    const { messageId } = (await (await publish(t, 'https://example.com/mine')).json()) as { messageId: string };
+    const { messageId } = (await (await publish(t, 'https://example.com/mine')).json()) as {
+      messageId: string;
+    };
     expect((await free.api(`/v2/messages/${messageId}`)).status).toBe(404);
     expect((await free.api(`/v2/messages/${messageId}`, { method: 'DELETE' })).status).toBe(404);
     expect((await t.api(`/v2/messages/${messageId}`)).status).toBe(200);

@@ -66,7 +66,11 @@ describe('messages', () => {
   });
 
   it('shows a binary body as bodyBase64', async () => {
-    const r = await t.client.publish({ destination: `${dest.url}/b`, body: new Uint8Array([0xff, 0xfe]), delay: 60 });
+    const r = await t.client.publish({
+      destination: `${dest.url}/b`,
+      body: new Uint8Array([0xff, 0xfe]),
+      delay: 60,
+    });
     const m = (await t.client.messages.get(idOf(r))) as unknown as Record<string, unknown>;
     expect(m.bodyBase64).toBe(Buffer.from([0xff, 0xfe]).toString('base64'));
     expect(m.body).toBeUndefined();
@@ -86,7 +90,10 @@ describe('messages', () => {
 describe('events log', () => {
   it('filters by state, label, url and time, and pages with a cursor', async () => {
     for (let i = 0; i < 12; i++) {
-      await t.client.publish({ destination: `${dest.url}/p${i % 3}`, label: i % 2 ? 'odd' : 'even' });
+      await t.client.publish({
+        destination: `${dest.url}/p${i % 3}`,
+        label: i % 2 ? 'odd' : 'even',
+      });
       clock.advance(1);
     }
     await t.ferry.engine.runOnce();
@@ -94,7 +101,9 @@ describe('events log', () => {
     expect(delivered.events).toHaveLength(12);
     const odd = await t.client.events.list({ filter: { state: 'CREATED', label: 'odd' } });
     expect(odd.events).toHaveLength(6);
-    const byUrl = await t.client.events.list({ filter: { state: 'CREATED', url: `${dest.url}/p1` } });
+    const byUrl = await t.client.events.list({
+      filter: { state: 'CREATED', url: `${dest.url}/p1` },
+    });
     expect(byUrl.events).toHaveLength(4);
     const inProgress = await t.client.events.list({ filter: { state: 'IN_PROGRESS' } });
     expect(inProgress.events.every((e) => e.state === 'ACTIVE')).toBe(true);
@@ -113,7 +122,10 @@ describe('events log', () => {
 
     // Every event carries the message body (base64) and header.
     expect(delivered.events[0]?.body).toBe('');
-    const logs = (await (await t.api('/v2/logs?count=1')).json()) as { logs: unknown[]; cursor: string };
+    const logs = (await (await t.api('/v2/logs?count=1')).json()) as {
+      logs: unknown[];
+      cursor: string;
+    };
     expect(logs.logs).toHaveLength(1);
     expect(logs.cursor).not.toBe('');
   });
@@ -124,7 +136,16 @@ describe('dead-letter queue', () => {
     dest.respond(() => ({ status: 500, body: 'nope' }));
     const ids: string[] = [];
     for (let i = 0; i < n; i++) {
-      ids.push(idOf(await t.client.publish({ destination: `${dest.url}/d${i}`, retries: 0, label, body: `b${i}` })));
+      ids.push(
+        idOf(
+          await t.client.publish({
+            destination: `${dest.url}/d${i}`,
+            retries: 0,
+            label,
+            body: `b${i}`,
+          }),
+        ),
+      );
       clock.advance(1);
     }
     await t.ferry.engine.runOnce();
@@ -148,7 +169,12 @@ describe('dead-letter queue', () => {
     const one = b.messages[0];
     expect(one).toBeDefined();
     const got = await t.client.dlq.get(one?.dlqId ?? '');
-    expect(got).toMatchObject({ dlqId: one?.dlqId, responseStatus: 500, responseBody: 'nope', label: 'b' });
+    expect(got).toMatchObject({
+      dlqId: one?.dlqId,
+      responseStatus: 500,
+      responseBody: 'nope',
+      label: 'b',
+    });
     await t.client.dlq.delete(one?.dlqId ?? '');
     await expect(t.client.dlq.delete(one?.dlqId ?? '')).rejects.toMatchObject({ status: 404 });
 
@@ -162,7 +188,9 @@ describe('dead-letter queue', () => {
     const { messages } = await t.client.dlq.list({});
     dest.respond(() => ({ status: 200 }));
     const first = messages[0];
-    const retried = await t.client.dlq.retry(first?.dlqId ?? '', { headers: { 'Svc-Retries': '4' } });
+    const retried = await t.client.dlq.retry(first?.dlqId ?? '', {
+      headers: { 'Svc-Retries': '4' },
+    });
     expect(retried.messageId).toMatch(/^msg_/);
     const m = await t.client.messages.get(retried.messageId);
     expect(m.maxRetries).toBe(4);
@@ -180,7 +208,10 @@ describe('dead-letter queue', () => {
 describe('signing keys', () => {
   it('rotates: next becomes current, and messages published before verify with the old pair', async () => {
     const before = await t.client.keys.get();
-    expect(before).toEqual({ current: t.account.currentSigningKey, next: t.account.nextSigningKey });
+    expect(before).toEqual({
+      current: t.account.currentSigningKey,
+      next: t.account.nextSigningKey,
+    });
     await t.client.publish({ destination: `${dest.url}/k`, body: 'signed' });
     const after = await t.client.keys.rotate();
     expect(after.current).toBe(before.next);
@@ -189,13 +220,24 @@ describe('signing keys', () => {
 
     await t.ferry.engine.runOnce();
     const [req] = await dest.waitFor(1);
-    const oldPair = new Receiver({ currentSigningKey: before.current, nextSigningKey: before.next });
+    const oldPair = new Receiver({
+      currentSigningKey: before.current,
+      nextSigningKey: before.next,
+    });
     await expect(
-      oldPair.verify({ signature: req?.headers['svc-signature'] as string, body: 'signed', url: req?.url }),
+      oldPair.verify({
+        signature: req?.headers['svc-signature'] as string,
+        body: 'signed',
+        url: req?.url,
+      }),
     ).resolves.toBe(true);
     const newPair = new Receiver({ currentSigningKey: after.current, nextSigningKey: after.next });
     await expect(
-      newPair.verify({ signature: req?.headers['svc-signature'] as string, body: 'signed', url: req?.url }),
+      newPair.verify({
+        signature: req?.headers['svc-signature'] as string,
+        body: 'signed',
+        url: req?.url,
+      }),
     ).resolves.toBe(true);
   });
 });

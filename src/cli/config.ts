@@ -112,7 +112,9 @@ export function loadConfig(
     if (text === undefined) return fallback;
     const value = Number(text);
     if (!/^\d+$/.test(text) || value < min || value > max) {
-      throw new ConfigError(`${describe(name)} must be an integer from ${min} to ${max}, got "${text}"`);
+      throw new ConfigError(
+        `${describe(name)} must be an integer from ${min} to ${max}, got "${text}"`,
+      );
     }
     return value;
   };
@@ -126,7 +128,9 @@ export function loadConfig(
   const oneOf = <T extends string>(name: OptionName, allowed: readonly T[], fallback: T): T => {
     const text = get(name) ?? fallback;
     if (!(allowed as readonly string[]).includes(text)) {
-      throw new ConfigError(`${describe(name)} must be one of ${allowed.join(', ')}, got "${text}"`);
+      throw new ConfigError(
+        `${describe(name)} must be one of ${allowed.join(', ')}, got "${text}"`,
+      );
     }
     return text as T;
   };
@@ -137,7 +141,9 @@ export function loadConfig(
 
   const prefix = get('headerPrefix') ?? 'Svc';
   if (!/^[A-Za-z][A-Za-z0-9]*$/.test(prefix)) {
-    throw new ConfigError(`${describe('headerPrefix')} must be letters and digits, got "${prefix}"`);
+    throw new ConfigError(
+      `${describe('headerPrefix')} must be letters and digits, got "${prefix}"`,
+    );
   }
 
   const plan = get('plan') ?? 'paid';
@@ -146,7 +152,9 @@ export function loadConfig(
   let plans: PlanTable;
   const plansFile = get('plansFile');
   try {
-    plans = resolvePlans(plansFile ? JSON.parse(readFileSync(resolve(cwd, plansFile), 'utf8')) : undefined);
+    plans = resolvePlans(
+      plansFile ? JSON.parse(readFileSync(resolve(cwd, plansFile), 'utf8')) : undefined,
+    );
   } catch (error) {
     throw new ConfigError(`${describe('plansFile')}: ${(error as Error).message}`);
   }
@@ -154,7 +162,9 @@ export function loadConfig(
   const roles = (get('roles') ?? ROLES.join(',')).split(',').map((r) => r.trim());
   for (const role of roles) {
     if (!(ROLES as readonly string[]).includes(role)) {
-      throw new ConfigError(`${describe('roles')}: unknown role "${role}" (known: ${ROLES.join(', ')})`);
+      throw new ConfigError(
+        `${describe('roles')}: unknown role "${role}" (known: ${ROLES.join(', ')})`,
+      );
     }
   }
 

@@ -73,9 +73,16 @@ export async function ensureDefaultAccount(p: {
   const created = !account;
   if (!account || !token) {
     if (existing) {
-      p.logger.warn({ path }, 'credentials.json does not match this database; creating a new default account');
+      p.logger.warn(
+        { path },
+        'credentials.json does not match this database; creating a new default account',
+      );
     }
-    ({ account, token } = await createAccount({ executor: p.executor, plan: p.plan, now: p.clock.now() }));
+    ({ account, token } = await createAccount({
+      executor: p.executor,
+      plan: p.plan,
+      now: p.clock.now(),
+    }));
   }
   const credentials: Credentials = {
     baseUrl: p.baseUrl,

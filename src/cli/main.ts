@@ -108,6 +108,8 @@ main(process.argv.slice(2)).catch((error: unknown) => {
     process.stderr.write(`ferry: ${error.message}\n`);
     process.exit(2);
   }
-  process.stderr.write(`ferry: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.stderr.write(
+    `ferry: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
   process.exit(1);
 });

@@ -19,8 +19,11 @@ export interface DispatchRequest {
   timeoutMs: number;
   /** Response bytes kept; the rest is discarded (callbacks and the DLQ show at most this). */
   maxResponseBytes: number;
-  /** Aborts the attempt (used by a shutdown that runs out of grace time). */
-  signal?: AbortSignal;
+  /**
+   * Aborts the attempt (a shutdown that runs out of grace time). The dispatcher also aborts it
+   * when `timeoutMs` passes, so one controller and one timer serve both.
+   */
+  abort?: AbortController;
 }
 
 export interface Dispatcher {
@@ -67,24 +70,35 @@ export function createHttpDispatcher(options: HttpDispatcherOptions): Dispatcher
           return { kind: 'error', error: PRIVATE_ADDRESS_ERROR };
         }
       }
-      const timeout = AbortSignal.timeout(req.timeoutMs);
-      const signal = req.signal ? AbortSignal.any([timeout, req.signal]) : timeout;
+      const abort = req.abort ?? new AbortController();
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        abort.abort();
+      }, req.timeoutMs);
       try {
         const res = await request(req.url, {
           dispatcher: agent,
           method: req.method as 'POST',
           headers: req.headers,
           body: req.method === 'GET' && req.body.byteLength === 0 ? undefined : req.body,
-          signal,
+          signal: abort.signal,
           headersTimeout: req.timeoutMs,
           bodyTimeout: req.timeoutMs,
         });
         const body = await readCapped(res.body, req.maxResponseBytes);
-        return { kind: 'response', status: res.statusCode, headers: toHeaderMap(res.headers), body };
+        return {
+          kind: 'response',
+          status: res.statusCode,
+          headers: toHeaderMap(res.headers),
+          body,
+        };
       } catch (error) {
-        if (timeout.aborted) return { kind: 'error', error: `timeout after ${req.timeoutMs} ms` };
-        if (req.signal?.aborted) return { kind: 'error', error: 'attempt aborted by shutdown' };
+        if (timedOut) return { kind: 'error', error: `timeout after ${req.timeoutMs} ms` };
+        if (abort.signal.aborted) return { kind: 'error', error: 'attempt aborted by shutdown' };
         return { kind: 'error', error: describeError(error) };
+      } finally {
+        clearTimeout(timer);
       }
     },
     async close(): Promise<void> {
@@ -125,7 +139,8 @@ function toHeaderMap(headers: Record<string, string | string[] | undefined>): He
 function describeError(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   const cause = error.cause instanceof Error ? error.cause : undefined;
-  const code = (cause as NodeJS.ErrnoException | undefined)?.code ?? (error as NodeJS.ErrnoException).code;
+  const code =
+    (cause as NodeJS.ErrnoException | undefined)?.code ?? (error as NodeJS.ErrnoException).code;
   const message = cause?.message ?? error.message;
   return code && !message.includes(code) ? `${code}: ${message}` : message;
 }

@@ -1,13 +1,14 @@
 /**
- * Writes published messages with group commit: publishes that arrive while a commit is running
- * are written together in the next transaction, and each caller is answered only after its
- * messages are committed. On SQLite with `synchronous=FULL` one fsync then covers a whole batch,
- * which is where publish throughput comes from (not from weakening durability).
+ * Writes published messages with group commit (see group-commit.ts): publishes that arrive while
+ * commits are running are written together in the next transaction, and each caller is answered
+ * only after its messages are durable. One fsync then covers a whole batch, which is where publish
+ * throughput comes from (not from weakening durability).
  */
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import type { EventRecord, Message } from '../core/types.js';
 import type { Executor } from '../storage/driver.js';
+import { GroupCommit } from './group-commit.js';
 import { eventOf } from './records.js';
 
 /** One message to publish, with its deduplication key when it has one. */
@@ -35,65 +36,39 @@ export interface PublisherOptions {
   maxBatch?: number;
 }
 
-interface Pending {
-  items: PublishItem[];
-  resolve: (results: PublishResult[]) => void;
-  reject: (error: unknown) => void;
-}
-
 export class Publisher {
-  private readonly queue: Pending[] = [];
-  private committing: Promise<void> | undefined;
+  private readonly group: GroupCommit<PublishItem[], PublishResult[]>;
   private readonly dedupWindowMs: number;
-  private readonly maxBatch: number;
 
   constructor(private readonly options: PublisherOptions) {
     this.dedupWindowMs = options.dedupWindowMs ?? 10 * 60_000;
-    this.maxBatch = options.maxBatch ?? 2_000;
+    this.group = new GroupCommit({
+      commit: (batch) => this.commit(batch),
+      maxBatch: options.maxBatch ?? 2_000,
+      maxInFlight: 4,
+      weight: (items) => items.length,
+    });
   }
 
   /** Stores the items durably; resolves with one result per item, in order. */
   publish(items: PublishItem[]): Promise<PublishResult[]> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ items, resolve, reject });
-      this.committing ??= this.commitLoop();
-    });
+    return this.group.add(items);
   }
 
-  /** Resolves when everything queued so far is committed (used by shutdown). */
-  async drain(): Promise<void> {
-    await this.committing;
+  /** Resolves when everything published so far is committed (used by shutdown). */
+  drain(): Promise<void> {
+    return this.group.drain();
   }
 
-  private async commitLoop(): Promise<void> {
-    while (this.queue.length > 0) {
-      const batch: Pending[] = [];
-      let size = 0;
-      while (this.queue.length > 0 && (batch.length === 0 || size < this.maxBatch)) {
-        const next = this.queue.shift() as Pending;
-        batch.push(next);
-        size += next.items.length;
-      }
-      try {
-        const results = await this.commit(batch);
-        batch.forEach((pending, i) => pending.resolve(results[i] as PublishResult[]));
-      } catch (error) {
-        this.options.logger.error({ err: error, count: size }, 'committing published messages failed');
-        for (const pending of batch) pending.reject(error);
-      }
-    }
-    this.committing = undefined;
-  }
-
-  private async commit(batch: Pending[]): Promise<PublishResult[][]> {
+  private async commit(batch: PublishItem[][]): Promise<PublishResult[][]> {
     const now = this.options.clock.now();
     const results = await this.options.executor.transaction(async (tx) => {
       const messages: Message[] = [];
       const events: EventRecord[] = [];
       const perRequest: PublishResult[][] = [];
-      for (const pending of batch) {
+      for (const items of batch) {
         const results: PublishResult[] = [];
-        for (const { message, dedupKey } of pending.items) {
+        for (const { message, dedupKey } of items) {
           if (dedupKey !== undefined) {
             const claim = await tx.dedupClaim({
               accountId: message.accountId,

@@ -1,8 +1,17 @@
 /** Builders for the rows the engine writes besides messages: events and DLQ entries. */
-import type { EventRecord, EventState, Message, MessageRef } from '../core/types.js';
+import type { EventRecord, EventState, Message } from '../core/types.js';
 
-export function messageRef(message: Message): MessageRef {
-  return {
+/**
+ * An event of `message` in `state`; the CREATED event also stores the header and body. Built
+ * field by field (no object spreads): it runs for every state change of every message.
+ */
+export function eventOf(
+  message: Message,
+  state: EventState,
+  time: number,
+  extra?: Partial<EventRecord>,
+): EventRecord {
+  const event: EventRecord = {
     messageId: message.id,
     accountId: message.accountId,
     url: message.url,
@@ -14,23 +23,14 @@ export function messageRef(message: Message): MessageRef {
     labels: message.spec.labels,
     flowControlKey: message.spec.flowControl?.key,
     callerIp: message.callerIp,
-  };
-}
-
-/** An event of `message` in `state`; the CREATED event also stores the header and body. */
-export function eventOf(
-  message: Message,
-  state: EventState,
-  time: number,
-  extra: Partial<EventRecord> = {},
-): EventRecord {
-  return {
-    ...messageRef(message),
     time,
     state,
     retried: message.retried,
     maxRetries: message.maxRetries,
-    ...(state === 'CREATED' ? { header: message.spec.headers, body: message.body } : {}),
-    ...extra,
   };
+  if (state === 'CREATED') {
+    event.header = message.spec.headers;
+    event.body = message.body;
+  }
+  return extra ? Object.assign(event, extra) : event;
 }

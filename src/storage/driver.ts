@@ -169,13 +169,24 @@ export interface DedupDeleteExpiredParams {
 
 // ---- the contract -------------------------------------------------------------------------
 
+export interface TransactionOptions {
+  /**
+   * `true` (default): resolve only once the commit is on disk. `false`: resolve once committed;
+   * the commit survives a process crash but may be lost on power loss, and never out of order
+   * (any later durable commit makes it durable too). For writes that are redone when lost: lease
+   * claims and delivery outcomes (the message is then delivered again, at least once).
+   */
+  durable?: boolean;
+}
+
 /** All operations. A `Tx` is an executor whose operations run in one transaction. */
 export interface Executor {
   /**
    * Runs `fn` in one transaction: all of its writes commit together or not at all. Nested
-   * calls on a `Tx` run inside the outer transaction. `fn` must use only the `tx` it is given.
+   * calls on a `Tx` run inside the outer transaction (their options are ignored). `fn` must use
+   * only the `tx` it is given.
    */
-  transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (tx: Executor) => Promise<T>, options?: TransactionOptions): Promise<T>;
 
   accountInsert(params: AccountInsertParams): Promise<void>;
   accountGet(params: AccountGetParams): Promise<Account | undefined>;

@@ -55,7 +55,14 @@ export async function startFerry(options: TestFerryOptions = {}): Promise<TestFe
     schema = `ferry_test_${randomBytes(6).toString('hex')}`;
     driver = openPostgresDriver({ url: pgUrl, schema });
   }
-  const ferry = await createFerry({ config, logger: silentLogger, clock: options.clock, driver });
+  const ferry = await createFerry({
+    config,
+    logger: process.env.TEST_LOG
+      ? { ...silentLogger, error: (o: object | string, m?: string) => console.error(m, o) }
+      : silentLogger,
+    clock: options.clock,
+    driver,
+  });
   await ferry.start();
   const { account, token } = await createAccount({
     executor: ferry.driver.executor,

@@ -29,7 +29,17 @@ export async function startFerryProcess(p: {
   assertBuilt();
   const proc = spawn(
     process.execPath,
-    [MAIN, 'start', '--port', '0', '--data-dir', p.dataDir, '--log-level', 'warn', ...(p.args ?? [])],
+    [
+      MAIN,
+      'start',
+      '--port',
+      '0',
+      '--data-dir',
+      p.dataDir,
+      '--log-level',
+      'warn',
+      ...(p.args ?? []),
+    ],
     { env: { ...process.env, ...p.env }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let out = '';
@@ -41,9 +51,13 @@ export async function startFerryProcess(p: {
       if (out.includes('Ferry is running at')) resolve();
     };
     proc.stdout?.on('data', onData);
-    void exited.then((code) => reject(new Error(`ferry exited with ${code} before starting:\n${out}`)));
+    void exited.then((code) =>
+      reject(new Error(`ferry exited with ${code} before starting:\n${out}`)),
+    );
   });
-  const credentials = JSON.parse(readFileSync(join(p.dataDir, 'credentials.json'), 'utf8')) as Credentials;
+  const credentials = JSON.parse(
+    readFileSync(join(p.dataDir, 'credentials.json'), 'utf8'),
+  ) as Credentials;
   return {
     proc,
     credentials,

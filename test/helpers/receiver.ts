@@ -36,7 +36,9 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-export async function startReceiver(responder: Responder = () => ({ status: 200 })): Promise<Receiver> {
+export async function startReceiver(
+  responder: Responder = () => ({ status: 200 }),
+): Promise<Receiver> {
   const requests: Received[] = [];
   const waiters: { n: number; resolve: () => void }[] = [];
   let current = responder;
@@ -71,7 +73,10 @@ export async function startReceiver(responder: Responder = () => ({ status: 200 
       if (requests.length >= n) return Promise.resolve(requests);
       return new Promise((resolve, reject) => {
         const timer = setTimeout(
-          () => reject(new Error(`receiver got ${requests.length} of ${n} requests in ${timeoutMs} ms`)),
+          () =>
+            reject(
+              new Error(`receiver got ${requests.length} of ${n} requests in ${timeoutMs} ms`),
+            ),
           timeoutMs,
         );
         waiters.push({

@@ -48,11 +48,18 @@ function overrideFrom(request: FastifyRequest, ctx: ApiContext): RetryOverride {
     const key = `${prefix}-${name}`;
     return request.headers[key] !== undefined || query.has(key);
   };
-  const forwards = Object.keys(request.headers).some((h) => h.startsWith(`${prefix}-forward-`)) ||
+  const forwards =
+    Object.keys(request.headers).some((h) => h.startsWith(`${prefix}-forward-`)) ||
     request.headers['content-type'] !== undefined;
   const limits = ctx.accounts.limits(request.account);
   return (stored: Message, now: number): Message => {
-    const s = parsePublishSettings({ prefix: ctx.prefix, headers: request.headers, query, plan: limits, now });
+    const s = parsePublishSettings({
+      prefix: ctx.prefix,
+      headers: request.headers,
+      query,
+      plan: limits,
+      now,
+    });
     const spec = { ...stored.spec };
     if (sent('method')) spec.method = s.method;
     if (forwards) spec.headers = { ...stored.spec.headers, ...s.headers };
@@ -70,8 +77,12 @@ function overrideFrom(request: FastifyRequest, ctx: ApiContext): RetryOverride {
 }
 
 export function dlqRoutes(app: FastifyInstance, ctx: ApiContext): void {
-  const page = async (accountId: string, filter: RecordFilter, cursor: string | undefined, count: number | undefined) =>
-    ctx.executor.dlqList({ accountId, filter, cursor, count: count ?? DEFAULT_COUNT });
+  const page = async (
+    accountId: string,
+    filter: RecordFilter,
+    cursor: string | undefined,
+    count: number | undefined,
+  ) => ctx.executor.dlqList({ accountId, filter, cursor, count: count ?? DEFAULT_COUNT });
 
   app.get('/v2/dlq', async (request) => {
     const { filter, cursor, count } = dlqQuery(request.url);
@@ -80,13 +91,19 @@ export function dlqRoutes(app: FastifyInstance, ctx: ApiContext): void {
   });
 
   app.get<{ Params: { dlqId: string } }>('/v2/dlq/:dlqId', async (request) => {
-    const entry = await ctx.executor.dlqGet({ accountId: request.account.id, dlqId: request.params.dlqId });
+    const entry = await ctx.executor.dlqGet({
+      accountId: request.account.id,
+      dlqId: request.params.dlqId,
+    });
     if (!entry) throw notFound(`DLQ entry "${request.params.dlqId}" not found`);
     return dlqJson(entry);
   });
 
   app.delete<{ Params: { dlqId: string } }>('/v2/dlq/:dlqId', async (request) => {
-    const deleted = await ctx.executor.dlqDeleteMany({ accountId: request.account.id, dlqIds: [request.params.dlqId] });
+    const deleted = await ctx.executor.dlqDeleteMany({
+      accountId: request.account.id,
+      dlqIds: [request.params.dlqId],
+    });
     if (deleted === 0) throw notFound(`DLQ entry "${request.params.dlqId}" not found`);
     return { deleted };
   });
@@ -102,7 +119,10 @@ export function dlqRoutes(app: FastifyInstance, ctx: ApiContext): void {
   });
 
   app.post<{ Params: { dlqId: string } }>('/v2/dlq/retry/:dlqId', async (request, reply) => {
-    const entry = await ctx.executor.dlqGet({ accountId: request.account.id, dlqId: request.params.dlqId });
+    const entry = await ctx.executor.dlqGet({
+      accountId: request.account.id,
+      dlqId: request.params.dlqId,
+    });
     if (!entry) throw notFound(`DLQ entry "${request.params.dlqId}" not found`);
     const [message] = await retryDlqEntries({
       executor: ctx.executor,

@@ -20,8 +20,8 @@ const EVENT_FILTERS = [
 ] as const;
 
 export function eventRoutes(app: FastifyInstance, ctx: ApiContext): void {
-  const list = (key: 'events' | 'logs') =>
-    async (request: { url: string; account: { id: string } }) => {
+  const list =
+    (key: 'events' | 'logs') => async (request: { url: string; account: { id: string } }) => {
       const { filter, cursor, count } = parseQuery(searchParams(request.url), {
         filters: EVENT_FILTERS,
         maxCount: 1000,

@@ -29,7 +29,12 @@ const CANCEL_FILTERS = [
  * Cancels messages that are not final: removes them and logs CANCEL_REQUESTED and CANCELLED.
  * A delivery already in flight may still reach the destination; its outcome is then ignored.
  */
-async function cancel(ctx: ApiContext, accountId: string, filter: RecordFilter, limit?: number): Promise<Message[]> {
+async function cancel(
+  ctx: ApiContext,
+  accountId: string,
+  filter: RecordFilter,
+  limit?: number,
+): Promise<Message[]> {
   const now = ctx.clock.now();
   return ctx.executor.transaction(async (tx) => {
     const cancelled = await tx.messageDeleteMany({ accountId, filter, limit });
@@ -47,14 +52,21 @@ async function cancel(ctx: ApiContext, accountId: string, filter: RecordFilter, 
 
 export function messageRoutes(app: FastifyInstance, ctx: ApiContext): void {
   app.get<{ Params: { id: string } }>('/v2/messages/:id', async (request) => {
-    const message = await ctx.executor.messageGet({ accountId: request.account.id, id: request.params.id });
-    if (!message) throw notFound(`message "${request.params.id}" not found (it may be delivered or cancelled already; see /v2/events)`);
+    const message = await ctx.executor.messageGet({
+      accountId: request.account.id,
+      id: request.params.id,
+    });
+    if (!message)
+      throw notFound(
+        `message "${request.params.id}" not found (it may be delivered or cancelled already; see /v2/events)`,
+      );
     return messageJson(message);
   });
 
   app.delete<{ Params: { id: string } }>('/v2/messages/:id', async (request) => {
     const cancelled = await cancel(ctx, request.account.id, { messageIds: [request.params.id] });
-    if (cancelled.length === 0) throw notFound(`message "${request.params.id}" not found or already final`);
+    if (cancelled.length === 0)
+      throw notFound(`message "${request.params.id}" not found or already final`);
     return { cancelled: 1 };
   });
 

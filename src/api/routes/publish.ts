@@ -36,7 +36,9 @@ export function checkDestinationAllowed(url: string, production: boolean): void 
   if (!production) return;
   const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
   if (isLocalHostname(host) || (isIP(host) !== 0 && isPrivateAddress(host))) {
-    throw badRequest(`destination "${url}" is a private or loopback address (refused in production mode)`);
+    throw badRequest(
+      `destination "${url}" is a private or loopback address (refused in production mode)`,
+    );
   }
 }
 

@@ -37,7 +37,7 @@ async function withDriver<T>(
 }
 
 describe('sqlite driver', () => {
-  it('creates the file, in WAL mode, synchronous=FULL by default', async () => {
+  it('creates the file, in WAL mode, with full durability by default (async WAL fsync)', async () => {
     const path = freshPath();
     await withDriver({ path }, (driver) => {
       expect(existsSync(path)).toBe(true);
@@ -45,6 +45,7 @@ describe('sqlite driver', () => {
       expect(driver.settings()).toEqual({
         journalMode: 'wal',
         synchronous: 'full',
+        walFsync: 'async',
         busyTimeoutMs: 5_000,
       });
       return Promise.resolve();
@@ -54,6 +55,7 @@ describe('sqlite driver', () => {
   it('uses synchronous=NORMAL when asked', async () => {
     await withDriver({ path: freshPath(), synchronous: 'normal' }, (driver) => {
       expect(driver.settings().synchronous).toBe('normal');
+      expect(driver.settings().walFsync).toBe('none');
       return Promise.resolve();
     });
   });

@@ -1,6 +1,6 @@
 /**
- * The embedded storage driver: one better-sqlite3 connection per process, WAL journal, and
- * `synchronous=FULL` by default so that a commit (and so a publish acknowledgement) is on disk.
+ * The embedded storage driver: one better-sqlite3 connection per process, WAL journal, and full
+ * durability by default so that a commit (and so a publish acknowledgement) is on disk.
  *
  * See `sqlite-executor.ts` for how the async contract runs on the synchronous binding, and
  * `sqlite-ops.ts` for the SQL.
@@ -10,6 +10,7 @@ import type { Driver, Executor } from '../driver.js';
 import { listMigrationFiles, readMigrationFile } from '../migrate-files.js';
 import { AsyncLock } from './async-lock.js';
 import { RootScope, SqliteExecutor } from './sqlite-executor.js';
+import { WalSync } from './wal-sync.js';
 import { SqliteOps } from './sqlite-ops.js';
 
 export interface SqliteDriverOptions {
@@ -30,6 +31,8 @@ export interface SqliteSettings {
   /** `wal` for a file, `memory` for `:memory:`. */
   journalMode: string;
   synchronous: 'off' | 'normal' | 'full' | 'extra';
+  /** `async`: commits are made durable by a thread-pool fsync of the WAL (see wal-sync.ts). */
+  walFsync: 'async' | 'none';
   busyTimeoutMs: number;
 }
 
@@ -51,9 +54,15 @@ const SYNCHRONOUS_NAMES = ['off', 'normal', 'full', 'extra'] as const;
 
 export function openSqliteDriver(options: SqliteDriverOptions): SqliteDriver {
   const db = new Database(options.path);
+  let walSync: WalSync | undefined;
   try {
-    if (options.path !== ':memory:' && options.path !== '') db.pragma('journal_mode = WAL');
-    db.pragma(`synchronous = ${options.synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
+    const onDisk = options.path !== ':memory:' && options.path !== '';
+    if (onDisk) db.pragma('journal_mode = WAL');
+    // `full` on a file is NORMAL plus an asynchronous fsync of the WAL before each write is
+    // reported committed (see wal-sync.ts): FULL's guarantee without stalling the event loop.
+    walSync =
+      onDisk && options.synchronous !== 'normal' ? new WalSync(`${options.path}-wal`) : undefined;
+    db.pragma(`synchronous = ${onDisk || options.synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
     db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     // The label filter uses LIKE (see sql/filter.ts). SQLite's LIKE ignores ASCII case by
     // default, PostgreSQL's does not; labels, like every other filter field, match exactly.
@@ -62,7 +71,7 @@ export function openSqliteDriver(options: SqliteDriverOptions): SqliteDriver {
     db.close();
     throw error;
   }
-  return new SqliteDriverImpl(db);
+  return new SqliteDriverImpl(db, walSync);
 }
 
 class SqliteDriverImpl implements SqliteDriver {
@@ -71,9 +80,12 @@ class SqliteDriverImpl implements SqliteDriver {
   private readonly root: RootScope;
   private closing: Promise<void> | undefined;
 
-  constructor(private readonly db: Database.Database) {
+  constructor(
+    private readonly db: Database.Database,
+    private readonly walSync: WalSync | undefined,
+  ) {
     const ops = new SqliteOps(db);
-    this.root = new RootScope(db, ops, new AsyncLock());
+    this.root = new RootScope(db, ops, new AsyncLock(), walSync);
     this.executor = new SqliteExecutor(ops, this.root);
   }
 
@@ -98,7 +110,9 @@ class SqliteDriverImpl implements SqliteDriver {
     const synchronous = this.db.pragma('synchronous', { simple: true }) as number;
     return {
       journalMode: String(this.db.pragma('journal_mode', { simple: true })),
-      synchronous: SYNCHRONOUS_NAMES[synchronous] ?? 'full',
+      // The effective durability: NORMAL plus the WAL fsync before acknowledging is FULL's.
+      synchronous: this.walSync ? 'full' : (SYNCHRONOUS_NAMES[synchronous] ?? 'full'),
+      walFsync: this.walSync ? 'async' : 'none',
       busyTimeoutMs: Number(this.db.pragma('busy_timeout', { simple: true })),
     };
   }

@@ -17,6 +17,7 @@
  * which the contract rules out ("`fn` must use only the `tx` it is given").
  */
 import type Database from 'better-sqlite3';
+import type { WalSync } from './wal-sync.js';
 import type { Account, ClaimedMessage, DlqEntry, EventRecord, Message } from '../../core/types.js';
 import type {
   AccountGetParams,
@@ -34,6 +35,7 @@ import type {
   EventInsertManyParams,
   EventListParams,
   Executor,
+  TransactionOptions,
   MessageClaimDueParams,
   MessageDeleteLeasedManyParams,
   MessageDeleteManyParams,
@@ -51,7 +53,7 @@ import type { SqliteOps } from './sqlite-ops.js';
 /** How an executor runs its operations: at the root (with the lock) or inside a transaction. */
 interface Scope {
   run<T>(op: () => T): Promise<T>;
-  transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (tx: Executor) => Promise<T>, options?: TransactionOptions): Promise<T>;
 }
 
 export class SqliteExecutor implements Executor {
@@ -60,8 +62,8 @@ export class SqliteExecutor implements Executor {
     private readonly scope: Scope,
   ) {}
 
-  transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
-    return this.scope.transaction(fn);
+  transaction<T>(fn: (tx: Executor) => Promise<T>, options?: TransactionOptions): Promise<T> {
+    return this.scope.transaction(fn, options);
   }
 
   accountInsert(p: AccountInsertParams): Promise<void> {
@@ -152,41 +154,71 @@ export class RootScope implements Scope {
   private readonly commit: Database.Statement;
   private readonly rollback: Database.Statement;
 
+  private readonly totalChanges: Database.Statement;
+
   constructor(
     private readonly db: Database.Database,
     private readonly ops: SqliteOps,
     private readonly lock: AsyncLock,
+    /** Makes commits durable before they are reported (see wal-sync.ts); absent = no wait. */
+    private readonly walSync?: WalSync,
   ) {
     this.begin = db.prepare('BEGIN IMMEDIATE');
     this.commit = db.prepare('COMMIT');
     this.rollback = db.prepare('ROLLBACK');
+    this.totalChanges = db.prepare('SELECT total_changes()').pluck();
   }
 
   run<T>(op: () => T): Promise<T> {
-    if (this.lock.idle && !this.closed) return settle(op); // the hot path
+    if (!this.walSync) {
+      if (this.lock.idle && !this.closed) return settle(op); // the hot path
+      return this.lock.runExclusive(() => {
+        this.assertOpen();
+        return op();
+      });
+    }
+    // A write outside a transaction commits by itself: report it only once it is durable.
+    const durable = (): T | Promise<T> => {
+      const before = this.totalChanges.get() as number;
+      const result = op();
+      if ((this.totalChanges.get() as number) === before) return result;
+      return (this.walSync as WalSync).sync().then(() => result);
+    };
+    if (this.lock.idle && !this.closed) return settle(durable).then((r) => r);
     return this.lock.runExclusive(() => {
       this.assertOpen();
-      return op();
+      return durable();
     });
   }
 
-  async transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
+  async transaction<T>(fn: (tx: Executor) => Promise<T>, options?: TransactionOptions): Promise<T> {
     await this.lock.acquire();
+    let released = false;
     const tx = new TxScope(this.db, this.ops);
     try {
       this.assertOpen();
       this.begin.run();
+      let result: T;
       try {
-        const result = await fn(tx.executor);
+        result = await fn(tx.executor);
         this.commit.run();
-        return result;
       } catch (error) {
         if (this.db.inTransaction) this.rollback.run();
         throw error;
       }
-    } finally {
+      // Release the lock first, so the next transaction runs while this one's fsync is in flight.
       tx.end();
       this.lock.release();
+      released = true;
+      // A non-durable commit is already in the WAL (it survives a process crash); the next
+      // durable commit's fsync covers it too.
+      if (this.walSync && options?.durable !== false) await this.walSync.sync();
+      return result;
+    } finally {
+      if (!released) {
+        tx.end();
+        this.lock.release();
+      }
     }
   }
 
@@ -204,6 +236,7 @@ export class RootScope implements Scope {
       if (this.closed) return;
       this.closed = true;
       this.db.close();
+      this.walSync?.close();
     });
   }
 

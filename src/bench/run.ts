@@ -1,0 +1,314 @@
+/**
+ * `npm run bench`: measures Ferry as a user runs it. Ferry runs as a child process (the built
+ * `ferry start`, fresh data directory per case); this process is the load generator and the
+ * receiver, both on 127.0.0.1. Prints a Markdown table and the method.
+ *
+ * Cases, per storage (SQLite always; PostgreSQL when TEST_DATABASE_URL is set):
+ * - publish, 1 client sequential: N publishes one after another (delayed 1 day, so no delivery
+ *   competes), publishes/s and latency;
+ * - publish, 50 concurrent clients: the same with 50 connections in parallel;
+ * - end to end: N publishes as fast as 50 clients can, timed from the first publish until the
+ *   receiver has all N (deliveries run while publishing);
+ * - latency at 500 msg/s: publishes paced at a steady rate; publish→receive p50/p99 measured at
+ *   the receiver from a timestamp in the body.
+ *
+ * Options: `--quick` (smaller N), `--only sqlite|postgres`.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { Pool } from 'undici';
+
+const MAIN = new URL('../cli/main.js', import.meta.url).pathname;
+const quick = process.argv.includes('--quick');
+const onlyIndex = process.argv.indexOf('--only');
+const only = onlyIndex === -1 ? undefined : process.argv[onlyIndex + 1];
+
+interface Row {
+  storage: string;
+  case: string;
+  n: number;
+  result: string;
+  detail: string;
+}
+
+interface Running {
+  baseUrl: string;
+  token: string;
+  stop(): Promise<void>;
+}
+
+async function startFerry(storage: 'sqlite' | 'postgres', extra: string[] = []): Promise<Running> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'ferry-bench-'));
+  const args = [
+    MAIN,
+    'start',
+    '--port',
+    '0',
+    '--data-dir',
+    dataDir,
+    '--log-level',
+    'error',
+    ...extra,
+  ];
+  let schema: string | undefined;
+  const env = { ...process.env };
+  if (storage === 'postgres') {
+    schema = `ferry_bench_${randomBytes(4).toString('hex')}`;
+    const url = new URL(process.env.TEST_DATABASE_URL as string);
+    url.searchParams.set('options', `-c search_path=${schema}`);
+    await withSql(async (sql) => sql.unsafe(`CREATE SCHEMA ${schema}`));
+    args.push('--database-url', url.toString());
+  }
+  const proc: ChildProcess = spawn(process.execPath, args, {
+    env,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    let out = '';
+    proc.stdout?.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (out.includes('Ferry is running')) resolve();
+    });
+    proc.on('exit', (code) => reject(new Error(`ferry exited with ${code}`)));
+  });
+  const creds = JSON.parse(readFileSync(join(dataDir, 'credentials.json'), 'utf8')) as {
+    baseUrl: string;
+    token: string;
+  };
+  return {
+    ...creds,
+    async stop() {
+      const exited = new Promise((r) => proc.on('exit', r));
+      proc.kill('SIGTERM');
+      await exited;
+      rmSync(dataDir, { recursive: true, force: true });
+      if (schema) await withSql(async (sql) => sql.unsafe(`DROP SCHEMA ${schema} CASCADE`));
+    },
+  };
+}
+
+async function withSql<T>(fn: (sql: import('postgres').Sql) => Promise<T>): Promise<T> {
+  const { default: postgres } = await import('postgres');
+  const sql = postgres(process.env.TEST_DATABASE_URL as string, { onnotice: () => undefined });
+  try {
+    return await fn(sql);
+  } finally {
+    await sql.end();
+  }
+}
+
+/** A receiver that answers 200 and reports arrivals. */
+async function startSink(onBody: (body: string) => void): Promise<{ url: string; server: Server }> {
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      res.end('ok');
+      onBody(Buffer.concat(chunks).toString());
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
+}
+
+const ms = (x: number): string => `${x.toFixed(1)} ms`;
+
+async function publishMany(p: {
+  ferry: Running;
+  destination: string;
+  n: number;
+  concurrency: number;
+  headers?: Record<string, string>;
+  body: (i: number) => string;
+  paceMs?: number;
+}): Promise<{ seconds: number; latencies: number[] }> {
+  const pool = new Pool(p.ferry.baseUrl, { connections: p.concurrency, pipelining: 1 });
+  const path = `/v2/publish/${p.destination}`;
+  const headers = {
+    authorization: `Bearer ${p.ferry.token}`,
+    'content-type': 'text/plain',
+    ...p.headers,
+  };
+  const latencies: number[] = [];
+  let next = 0;
+  const start = performance.now();
+  const worker = async (): Promise<void> => {
+    for (;;) {
+      const i = next++;
+      if (i >= p.n) return;
+      if (p.paceMs) {
+        const due = start + i * p.paceMs;
+        const wait = due - performance.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      }
+      const t0 = performance.now();
+      const res = await pool.request({ path, method: 'POST', headers, body: p.body(i) });
+      await res.body.text();
+      if (res.statusCode !== 200) throw new Error(`publish answered ${res.statusCode}`);
+      latencies.push(performance.now() - t0);
+    }
+  };
+  await Promise.all([...Array(p.concurrency)].map(worker));
+  const seconds = (performance.now() - start) / 1000;
+  await pool.close();
+  latencies.sort((a, b) => a - b);
+  return { seconds, latencies };
+}
+
+async function benchPublish(
+  storage: 'sqlite' | 'postgres',
+  concurrency: number,
+  n: number,
+): Promise<Row> {
+  const ferry = await startFerry(storage);
+  try {
+    const { seconds, latencies } = await publishMany({
+      ferry,
+      destination: 'http://127.0.0.1:9/never',
+      n,
+      concurrency,
+      headers: { 'Svc-Delay': '1d' },
+      body: (i) => `message ${i} ${'x'.repeat(100)}`,
+    });
+    return {
+      storage,
+      case:
+        concurrency === 1
+          ? 'publish, 1 client sequential'
+          : `publish, ${concurrency} concurrent clients`,
+      n,
+      result: `${Math.round(n / seconds).toLocaleString('en')} publishes/s`,
+      detail: `latency p50 ${ms(percentile(latencies, 50))}, p99 ${ms(percentile(latencies, 99))}`,
+    };
+  } finally {
+    await ferry.stop();
+  }
+}
+
+async function benchEndToEnd(storage: 'sqlite' | 'postgres', n: number): Promise<Row> {
+  let received = 0;
+  let done: () => void = () => undefined;
+  const all = new Promise<void>((r) => (done = r));
+  const sink = await startSink(() => {
+    if (++received === n) done();
+  });
+  const ferry = await startFerry(storage);
+  try {
+    const start = performance.now();
+    const publishing = publishMany({
+      ferry,
+      destination: `${sink.url}/e2e`,
+      n,
+      concurrency: 50,
+      body: (i) => `message ${i} ${'x'.repeat(100)}`,
+    });
+    const { seconds: publishSeconds } = await publishing;
+    await all;
+    const seconds = (performance.now() - start) / 1000;
+    return {
+      storage,
+      case: 'end to end (publish N, until all received)',
+      n,
+      result: `${Math.round(n / seconds).toLocaleString('en')} messages/s`,
+      detail: `all received after ${seconds.toFixed(2)} s; publishing took ${publishSeconds.toFixed(2)} s`,
+    };
+  } finally {
+    await ferry.stop();
+    sink.server.closeAllConnections();
+    sink.server.close();
+  }
+}
+
+async function benchLatency(
+  storage: 'sqlite' | 'postgres',
+  rate: number,
+  seconds: number,
+): Promise<Row> {
+  const n = rate * seconds;
+  const delays: number[] = [];
+  let done: () => void = () => undefined;
+  const all = new Promise<void>((r) => (done = r));
+  const origin = performance.timeOrigin;
+  const sink = await startSink((body) => {
+    const sent = Number(body.split(' ')[0]);
+    delays.push(origin + performance.now() - sent);
+    if (delays.length === n) done();
+  });
+  const ferry = await startFerry(storage);
+  try {
+    await publishMany({
+      ferry,
+      destination: `${sink.url}/latency`,
+      n,
+      concurrency: 20,
+      paceMs: 1000 / rate,
+      body: () => `${origin + performance.now()} ${'x'.repeat(100)}`,
+    });
+    await all;
+    delays.sort((a, b) => a - b);
+    return {
+      storage,
+      case: `publish→receive latency at ${rate} msg/s`,
+      n,
+      result: `p50 ${ms(percentile(delays, 50))}, p99 ${ms(percentile(delays, 99))}`,
+      detail: `max ${ms(delays[delays.length - 1] ?? NaN)} over ${seconds} s`,
+    };
+  } finally {
+    await ferry.stop();
+    sink.server.closeAllConnections();
+    sink.server.close();
+  }
+}
+
+async function main(): Promise<void> {
+  const storages: ('sqlite' | 'postgres')[] = ['sqlite'];
+  if (process.env.TEST_DATABASE_URL) storages.push('postgres');
+  else console.error('TEST_DATABASE_URL is not set: PostgreSQL cases skipped');
+  const rows: Row[] = [];
+  const scale = quick ? 0.2 : 1;
+  for (const storage of storages.filter((s) => !only || s === only)) {
+    const run = async (row: Promise<Row>): Promise<void> => {
+      const r = await row;
+      console.error(`${r.storage} | ${r.case}: ${r.result} (${r.detail})`);
+      rows.push(r);
+    };
+    await run(benchPublish(storage, 1, Math.round(2_000 * scale)));
+    await run(benchPublish(storage, 50, Math.round(20_000 * scale)));
+    await run(benchEndToEnd(storage, Math.round(20_000 * scale)));
+    await run(benchLatency(storage, 500, quick ? 4 : 10));
+  }
+  const cpu = cpus()[0]?.model ?? 'unknown CPU';
+  console.log(
+    `\n## Results (${new Date().toISOString().slice(0, 10)}, ${cpus().length} × ${cpu}, Node ${process.version})\n`,
+  );
+  console.log('| storage | case | N | result | detail |');
+  console.log('|---|---|---|---|---|');
+  for (const r of rows)
+    console.log(
+      `| ${r.storage} | ${r.case} | ${r.n.toLocaleString('en')} | ${r.result} | ${r.detail} |`,
+    );
+  console.log(
+    '\nMethod: Ferry runs as a child process (`ferry start`, default settings, SQLite with ' +
+      'synchronous=FULL, a fresh data directory per case); the load generator (undici pool, ' +
+      'keep-alive) and the receiver (node:http, answers 200 at once) run in the benchmark ' +
+      'process on the same machine, all on 127.0.0.1. Bodies are ~110 bytes. Publish cases use ' +
+      '`Svc-Delay: 1d` so no delivery runs meanwhile. Latency is measured at the receiver from a ' +
+      'timestamp written into the body just before the publish request.',
+  );
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

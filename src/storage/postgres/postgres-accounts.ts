@@ -1,0 +1,32 @@
+/** Messaging accounts. */
+import type { Account } from '../../core/types.js';
+import type {
+  AccountGetParams,
+  AccountInsertParams,
+  AccountUpdateSigningKeysParams,
+} from '../driver.js';
+import { type AccountRow, type Db, toAccount } from './postgres-rows.js';
+
+export async function accountInsert(db: Db, { account: a }: AccountInsertParams): Promise<void> {
+  await db`
+    INSERT INTO accounts
+      (id, plan, password_hash, current_signing_key, next_signing_key, created_at)
+    VALUES
+      (${a.id}, ${a.plan}, ${a.passwordHash}, ${a.currentSigningKey}, ${a.nextSigningKey},
+       ${a.createdAt})`;
+}
+
+export async function accountGet(db: Db, p: AccountGetParams): Promise<Account | undefined> {
+  const [row] = await db<AccountRow[]>`SELECT * FROM accounts WHERE id = ${p.id}`;
+  return row && toAccount(row);
+}
+
+export async function accountUpdateSigningKeys(
+  db: Db,
+  p: AccountUpdateSigningKeysParams,
+): Promise<void> {
+  await db`
+    UPDATE accounts
+    SET current_signing_key = ${p.currentSigningKey}, next_signing_key = ${p.nextSigningKey}
+    WHERE id = ${p.id}`;
+}

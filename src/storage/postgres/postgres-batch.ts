@@ -1,0 +1,67 @@
+/**
+ * Batched writes: one `INSERT … SELECT FROM unnest(array, array, …)` per batch, one array per
+ * column. Compared with a multi-row `VALUES` list, the statement text is the same for every batch
+ * size (so it is prepared once per connection and then costs one round trip) and it binds one
+ * parameter per column, far from PostgreSQL's 65,535-parameter limit whatever the row count.
+ */
+import type postgres from 'postgres';
+import { BYTEA_OID, type Db } from './postgres-rows.js';
+
+type Cell = string | number | Uint8Array | null;
+
+export interface Column<T> {
+  name: string;
+  type: 'text' | 'bigint' | 'integer' | 'bytea';
+  value: (item: T) => Cell | undefined;
+}
+
+/**
+ * Rows of one statement stay under this many body bytes: bytea travels hex-encoded (twice its
+ * size) and a protocol message may not exceed 1 GiB, so a group commit of many large bodies is
+ * split into several statements (the caller runs them in one transaction).
+ */
+const MAX_STATEMENT_BYTES = 64 * 1024 * 1024;
+
+/** Splits `items` so each chunk's `bytes` sum stays under the limit (a chunk holds ≥ 1 item). */
+export function chunkByBytes<T>(items: readonly T[], bytes: (item: T) => number): T[][] {
+  const chunks: T[][] = [];
+  let current: T[] = [];
+  let size = 0;
+  for (const item of items) {
+    const itemSize = bytes(item);
+    if (current.length > 0 && size + itemSize > MAX_STATEMENT_BYTES) {
+      chunks.push(current);
+      current = [];
+      size = 0;
+    }
+    current.push(item);
+    size += itemSize;
+  }
+  if (current.length > 0) chunks.push(current);
+  return chunks;
+}
+
+/** Builds the insert for `table`; `WITH ORDINALITY … ORDER BY` keeps identity ids in input order. */
+export function unnestInsert<T>(
+  table: string,
+  columns: readonly Column<T>[],
+): (db: Db, items: readonly T[]) => Promise<void> {
+  const names = columns.map((c) => c.name).join(', ');
+  const arrays = columns.map((c, i) => `$${i + 1}::${c.type}[]`).join(', ');
+  const text =
+    `INSERT INTO ${table} (${names}) SELECT ${names} ` +
+    `FROM unnest(${arrays}) WITH ORDINALITY AS r(${names}, ord) ORDER BY ord`;
+
+  return async (db, items) => {
+    if (items.length === 0) return;
+    const params = columns.map((column): postgres.ParameterOrJSON<never> => {
+      const values = items.map((item) => column.value(item) ?? null);
+      // A JS array binds untyped and takes the type of its cast, except that the package types
+      // an array by its first element, and a Buffer there would make it `bytea`, not `bytea[]`.
+      return column.type === 'bytea'
+        ? db.array(values, BYTEA_OID)
+        : (values as (string | number | null)[]);
+    });
+    await db.unsafe(text, params, { prepare: true });
+  };
+}

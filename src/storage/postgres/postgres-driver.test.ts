@@ -1,0 +1,308 @@
+/**
+ * The PostgreSQL driver: the shared conformance suite, plus what only a shared database can show
+ * (several pools or nodes on one schema). Needs `TEST_DATABASE_URL`; each driver gets a fresh
+ * schema, dropped afterwards.
+ */
+import { randomBytes } from 'node:crypto';
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ClaimedMessage } from '../../core/types.js';
+import {
+  BINARY_BODY,
+  T0,
+  clearMessages,
+  leaseOf,
+  makeAccount,
+  makeDlqEntry,
+  makeEvent,
+  makeFullMessage,
+  makeMessage,
+  plain,
+} from '../conformance/fixtures.js';
+import { runDriverConformance } from '../conformance/suite.js';
+import type { Driver } from '../driver.js';
+import { chunkByBytes } from './postgres-batch.js';
+import { openPostgresDriver } from './postgres-driver.js';
+import { quoteIdentifier } from './postgres-migrate.js';
+import { wakeChannelOf } from './postgres-wake.js';
+
+const url = process.env.TEST_DATABASE_URL;
+if (!url) {
+  console.log('postgres-driver.test.ts: TEST_DATABASE_URL is not set; PostgreSQL tests skipped');
+}
+
+const newSchemaName = (): string => `ferry_test_${randomBytes(6).toString('hex')}`;
+
+/** Drops a test schema (and everything in it) through a connection of its own. */
+async function dropSchema(schema: string): Promise<void> {
+  const admin = postgres(url ?? '', { max: 1, onnotice: () => {} });
+  try {
+    await admin.unsafe(`DROP SCHEMA IF EXISTS ${quoteIdentifier(schema)} CASCADE`);
+  } finally {
+    await admin.end({ timeout: 5 });
+  }
+}
+
+const schemaOf = new Map<Driver, string>();
+
+if (url) {
+  runDriverConformance(
+    'postgres',
+    () => {
+      const schema = newSchemaName();
+      const driver = openPostgresDriver({ url, schema });
+      schemaOf.set(driver, schema);
+      return Promise.resolve(driver);
+    },
+    async (driver) => {
+      await driver.close();
+      const schema = schemaOf.get(driver);
+      if (schema) await dropSchema(schema);
+    },
+  );
+} else {
+  describe.skip('driver conformance: postgres', () => {
+    it.skip('needs TEST_DATABASE_URL (a PostgreSQL 13+ database)', () => {});
+  });
+}
+
+describe.skipIf(!url)('postgres driver on a shared schema', () => {
+  const schema = newSchemaName();
+  let a: Driver;
+  let b: Driver;
+
+  beforeAll(async () => {
+    a = openPostgresDriver({ url: url ?? '', schema, max: 4 });
+    b = openPostgresDriver({ url: url ?? '', schema, max: 4 });
+    await a.migrate();
+    await b.migrate();
+  });
+  afterAll(async () => {
+    await a?.close();
+    await b?.close();
+    await dropSchema(schema);
+  });
+
+  it('hands each of 200 messages to exactly one of two claimers taking batches of 10', async () => {
+    await clearMessages(a.executor);
+    const account = makeAccount();
+    const messages = Array.from({ length: 200 }, (_, i) =>
+      makeMessage(account.id, { dueAt: T0 + (i % 7) }),
+    );
+    await a.executor.messageInsertMany({ messages });
+
+    const claimLoop = async (driver: Driver): Promise<ClaimedMessage[]> => {
+      const got: ClaimedMessage[] = [];
+      for (;;) {
+        const batch = await driver.executor.messageClaimDue({
+          now: T0 + 10,
+          limit: 10,
+          leaseUntil: T0 + 60_000,
+        });
+        if (batch.length === 0) return got;
+        got.push(...batch);
+      }
+    };
+    const [fromA, fromB] = await Promise.all([claimLoop(a), claimLoop(b)]);
+    const ids = [...fromA, ...fromB].map((m) => m.id);
+    expect(ids).toHaveLength(200);
+    expect(new Set(ids).size).toBe(200);
+    expect(new Set(ids)).toEqual(new Set(messages.map((m) => m.id)));
+    expect(fromA.length).toBeGreaterThan(0);
+    expect(fromB.length).toBeGreaterThan(0);
+    const tokens = [...fromA, ...fromB].map((m) => m.leaseToken);
+    expect(new Set(tokens).size).toBe(200);
+  });
+
+  it('never gives one row to two claims running at the same time on different pools', async () => {
+    await clearMessages(a.executor);
+    const account = makeAccount();
+    const messages = Array.from({ length: 100 }, () => makeMessage(account.id));
+    await a.executor.messageInsertMany({ messages });
+    const claim = (driver: Driver): Promise<ClaimedMessage[]> =>
+      driver.executor.messageClaimDue({ now: T0, limit: 100, leaseUntil: T0 + 1_000 });
+    const results = await Promise.all([claim(a), claim(b), claim(a), claim(b)]);
+    const ids = results.flat().map((m) => m.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids).toHaveLength(100);
+  });
+
+  it('skips rows another transaction holds instead of waiting for it', async () => {
+    await clearMessages(a.executor);
+    const account = makeAccount();
+    const messages = Array.from({ length: 4 }, (_, i) =>
+      makeMessage(account.id, { dueAt: T0 + i }),
+    );
+    await a.executor.messageInsertMany({ messages });
+    await a.executor.transaction(async (tx) => {
+      const first = await tx.messageClaimDue({ now: T0 + 10, limit: 2, leaseUntil: T0 + 100 });
+      // Still uncommitted: another node must neither block on these rows nor claim them.
+      const second = await b.executor.messageClaimDue({
+        now: T0 + 10,
+        limit: 10,
+        leaseUntil: T0 + 100,
+      });
+      expect(first.map((m) => m.id)).toEqual([messages[0]?.id, messages[1]?.id]);
+      expect(second.map((m) => m.id)).toEqual([messages[2]?.id, messages[3]?.id]);
+    });
+  });
+
+  it('gives a fresh token on every claim, so the previous holder is fenced off', async () => {
+    await clearMessages(a.executor);
+    const account = makeAccount();
+    const message = makeMessage(account.id);
+    await a.executor.messageInsertMany({ messages: [message] });
+    const [first] = await a.executor.messageClaimDue({ now: T0, limit: 1, leaseUntil: T0 + 10 });
+    // The lease expired (due_at passed), so another node reclaims the message.
+    const [second] = await b.executor.messageClaimDue({
+      now: T0 + 10,
+      limit: 1,
+      leaseUntil: T0 + 20,
+    });
+    if (!first || !second) throw new Error('expected both claims to get the message');
+    expect(second.leaseToken).not.toBe(first.leaseToken);
+    expect(await a.executor.messageDeleteLeasedMany({ leases: [leaseOf(first)] })).toEqual([]);
+    expect(await b.executor.messageDeleteLeasedMany({ leases: [leaseOf(second)] })).toEqual([
+      message.id,
+    ]);
+  });
+
+  it('delivers a wake-up from one driver to a listener on another', async () => {
+    let calls = 0;
+    let resolveWoken: () => void = () => {};
+    const woken = new Promise<void>((resolve) => (resolveWoken = resolve));
+    const unsubscribeFirst = await b.listenWake(() => calls++);
+    const unsubscribeSecond = await b.listenWake(() => resolveWoken());
+    await unsubscribeFirst();
+    await a.notifyWake();
+    await woken;
+    // Listeners of one channel are called together, so the first would have run by now.
+    expect(calls).toBe(0);
+    await unsubscribeSecond();
+    await unsubscribeSecond(); // idempotent
+  });
+
+  it('migrates safely when several nodes start at once, and only once', async () => {
+    const fresh = newSchemaName();
+    const drivers = Array.from({ length: 4 }, () =>
+      openPostgresDriver({ url: url ?? '', schema: fresh, max: 2 }),
+    );
+    try {
+      await Promise.all(drivers.map((d) => d.migrate()));
+      await drivers[0]?.migrate();
+      const check = postgres(url ?? '', { max: 1, onnotice: () => {} });
+      try {
+        const rows = await check.unsafe<{ version: number; name: string }[]>(
+          `SELECT version, name FROM ${quoteIdentifier(fresh)}.ferry_migrations ORDER BY version`,
+        );
+        expect(rows.map((r) => ({ ...r }))).toEqual([{ version: 1, name: 'init' }]);
+      } finally {
+        await check.end({ timeout: 5 });
+      }
+    } finally {
+      await Promise.all(drivers.map((d) => d.close()));
+      await dropSchema(fresh);
+    }
+  });
+
+  it('round-trips every byte value through messages, events and the DLQ', async () => {
+    const account = makeAccount();
+    const allBytes = Uint8Array.from({ length: 256 }, (_, i) => i);
+    const message = makeFullMessage(account.id, { body: allBytes });
+    const empty = makeMessage(account.id, { body: new Uint8Array(0) });
+    await a.executor.messageInsertMany({ messages: [message, empty] });
+    expect(plain(await b.executor.messageGet({ accountId: account.id, id: message.id }))).toEqual(
+      plain(message),
+    );
+    const gotEmpty = await b.executor.messageGet({ accountId: account.id, id: empty.id });
+    expect(gotEmpty?.body.byteLength).toBe(0);
+
+    await a.executor.eventInsertMany({
+      events: [
+        makeEvent(message),
+        makeEvent(message, { state: 'ERROR', time: T0 + 1, responseBody: BINARY_BODY }),
+      ],
+    });
+    const page = await b.executor.eventList({
+      accountId: account.id,
+      filter: { messageIds: [message.id] },
+      count: 10,
+    });
+    expect(page.items.map((e) => e.state)).toEqual(['ERROR', 'CREATED']);
+    for (const event of page.items) expect(plain(event.body)).toEqual(allBytes);
+    expect(plain(page.items[0]?.responseBody)).toEqual(BINARY_BODY);
+
+    const entry = makeDlqEntry(message, { responseBody: allBytes });
+    await a.executor.dlqInsertMany({ entries: [entry] });
+    const got = await b.executor.dlqGet({ accountId: account.id, dlqId: entry.dlqId });
+    expect(plain(got)).toEqual(plain(entry));
+  });
+
+  it('returns ms times beyond 2^31 as numbers, not strings', async () => {
+    const account = makeAccount({ createdAt: 8_000_000_000_000 });
+    await a.executor.accountInsert({ account });
+    const got = await b.executor.accountGet({ id: account.id });
+    expect(got?.createdAt).toBe(8_000_000_000_000);
+    const message = makeMessage(account.id, { createdAt: T0, dueAt: 8_000_000_000_000 });
+    await a.executor.messageInsertMany({ messages: [message] });
+    const fetched = await a.executor.messageGet({ accountId: account.id, id: message.id });
+    expect(fetched?.dueAt).toBe(8_000_000_000_000);
+    expect(typeof fetched?.notBefore).toBe('number');
+  });
+
+  it('inserts a large batch in one call, events keeping input order in their ids', async () => {
+    const account = makeAccount();
+    const messages = Array.from({ length: 3_000 }, () => makeMessage(account.id));
+    await a.executor.messageInsertMany({ messages });
+    const events = messages.map((m, i) => makeEvent(m, { time: T0 + i }));
+    await a.executor.eventInsertMany({ events });
+    const page = await a.executor.eventList({ accountId: account.id, filter: {}, count: 3_000 });
+    expect(page.cursor).toBeUndefined();
+    // Newest first: ids descend exactly as the input's position does.
+    expect(page.items.map((e) => e.messageId)).toEqual(messages.map((m) => m.id).reverse());
+    await clearMessages(a.executor);
+  });
+
+  it('undoes only a nested transaction that throws, inside an outer one that commits', async () => {
+    const account = makeAccount();
+    const kept = makeMessage(account.id);
+    const undone = makeMessage(account.id);
+    await a.executor.transaction(async (tx) => {
+      await tx.messageInsertMany({ messages: [kept] });
+      await expect(
+        tx.transaction(async (inner) => {
+          await inner.messageInsertMany({ messages: [undone] });
+          throw new Error('boom');
+        }),
+      ).rejects.toThrow('boom');
+    });
+    expect(await b.executor.messageGet({ accountId: account.id, id: kept.id })).toBeDefined();
+    expect(await b.executor.messageGet({ accountId: account.id, id: undone.id })).toBeUndefined();
+  });
+
+  it('rejects a malformed events cursor', async () => {
+    await expect(
+      a.executor.eventList({ accountId: 'x', filter: {}, cursor: '1; DROP', count: 1 }),
+    ).rejects.toThrow('invalid cursor');
+  });
+});
+
+describe('wakeChannelOf', () => {
+  it('keeps the plain name for public and gives every other schema its own short channel', () => {
+    expect(wakeChannelOf('public')).toBe('ferry_wake');
+    const long = 'x'.repeat(63);
+    expect(wakeChannelOf(long)).not.toBe(wakeChannelOf('y'.repeat(63)));
+    expect(wakeChannelOf(long)).toBe(wakeChannelOf(long));
+    expect(Buffer.byteLength(wakeChannelOf(long))).toBeLessThanOrEqual(63);
+  });
+});
+
+describe('chunkByBytes', () => {
+  it('keeps chunks under the byte limit, with at least one item each', () => {
+    const mb = 1024 * 1024;
+    expect(chunkByBytes([], () => 0)).toEqual([]);
+    expect(chunkByBytes([1, 2, 3], () => 10)).toEqual([[1, 2, 3]]);
+    const sizes = [40 * mb, 30 * mb, 100 * mb, 1, 1];
+    expect(chunkByBytes(sizes, (s) => s)).toEqual([[40 * mb], [30 * mb], [100 * mb], [1, 1]]);
+  });
+});

@@ -1,0 +1,212 @@
+/**
+ * The PostgreSQL driver: many Ferry nodes share one database. Correctness across nodes comes
+ * from the database alone: row locks skipped by concurrent claimers (`FOR UPDATE SKIP LOCKED`),
+ * fencing tokens on leases, an advisory lock around migrations, and LISTEN/NOTIFY for wake-ups.
+ */
+import postgres from 'postgres';
+import type { DlqEntry, EventRecord } from '../../core/types.js';
+import type {
+  DlqInsertManyParams,
+  Driver,
+  EventInsertManyParams,
+  Executor,
+  TransactionOptions,
+  MessageInsertManyParams,
+} from '../driver.js';
+import * as accounts from './postgres-accounts.js';
+import { chunkByBytes } from './postgres-batch.js';
+import * as dedup from './postgres-dedup.js';
+import * as dlq from './postgres-dlq.js';
+import * as events from './postgres-events.js';
+import * as messages from './postgres-messages.js';
+import { migratePostgres, quoteIdentifier } from './postgres-migrate.js';
+import type { Db } from './postgres-rows.js';
+import { wakeChannelOf } from './postgres-wake.js';
+
+export interface PostgresDriverOptions {
+  /** Connection URL, `postgres://user:password@host:port/database`. */
+  url: string;
+  /**
+   * Schema holding Ferry's tables (created by `migrate()` if missing); every connection gets it
+   * as its `search_path`. Lets several Ferry deployments, or test runs, share one database.
+   * Default `public`.
+   */
+  schema?: string;
+  /** Connections in the pool (LISTEN uses one more of its own). Default 10. */
+  max?: number;
+}
+
+/** Runs `fn` in a transaction (the pool) or in a savepoint (already in a transaction). */
+type Begin = <T>(fn: (tx: postgres.TransactionSql) => Promise<T>) => Promise<T>;
+
+/** Registers an operation so `close()` can wait for it; identity inside a transaction. */
+type Track = <T>(operation: Promise<T>) => Promise<T>;
+const untracked: Track = (operation) => operation;
+
+/**
+ * Every operation of the contract over one `Db`: the pool (each statement its own transaction)
+ * or a transaction's connection. The SQL lives in one module per table.
+ */
+class PostgresExecutor implements Executor {
+  constructor(
+    private readonly db: Db,
+    private readonly begin: Begin,
+    private readonly track: Track = untracked,
+  ) {}
+
+  /**
+   * On the pool, `sql.begin` reserves a connection and runs BEGIN … COMMIT (ROLLBACK if `fn`
+   * throws or any statement failed). On a `Tx`, a nested call runs inside the outer transaction
+   * as a savepoint: if `fn` throws, only its own writes are undone and the error propagates.
+   * (SQLite nests the same way with better-sqlite3's savepoints.)
+   */
+  transaction<T>(fn: (tx: Executor) => Promise<T>, options?: TransactionOptions): Promise<T> {
+    return this.track(
+      this.begin(async (tx) => {
+        // Like SQLite skipping its WAL fsync wait: COMMIT returns before the WAL flush; a crash
+        // of the server may lose the transaction, never reorder it, and never corrupt anything.
+        if (options?.durable === false && this.track !== untracked)
+          await tx`SET LOCAL synchronous_commit = off`;
+        return fn(new PostgresExecutor(tx, savepointOf(tx)));
+      }),
+    );
+  }
+
+  accountInsert = this.op(accounts.accountInsert);
+  accountGet = this.op(accounts.accountGet);
+  accountUpdateSigningKeys = this.op(accounts.accountUpdateSigningKeys);
+
+  async messageInsertMany(p: MessageInsertManyParams): Promise<void> {
+    await this.track(
+      this.writeInChunks(p.messages, (m) => m.body.byteLength, messages.insertMessages),
+    );
+  }
+  messageGet = this.op(messages.messageGet);
+  messageClaimDue = this.op(messages.messageClaimDue);
+  messageNextDueAt = this.op(messages.messageNextDueAt);
+  messageLeaseExtendMany = this.op(messages.messageLeaseExtendMany);
+  messageDeleteLeasedMany = this.op(messages.messageDeleteLeasedMany);
+  messageRetryManyLeased = this.op(messages.messageRetryManyLeased);
+  messageReleaseMany = this.op(messages.messageReleaseMany);
+  messageDeleteMany = this.op(messages.messageDeleteMany);
+
+  async eventInsertMany(p: EventInsertManyParams): Promise<void> {
+    const bytes = (e: EventRecord): number =>
+      (e.body?.byteLength ?? 0) + (e.responseBody?.byteLength ?? 0);
+    await this.track(this.writeInChunks(p.events, bytes, events.insertEvents));
+  }
+  eventList = this.op(events.eventList);
+  eventDeleteBefore = this.op(events.eventDeleteBefore);
+
+  async dlqInsertMany(p: DlqInsertManyParams): Promise<void> {
+    const bytes = (d: DlqEntry): number =>
+      d.message.body.byteLength + (d.responseBody?.byteLength ?? 0);
+    await this.track(this.writeInChunks(p.entries, bytes, dlq.insertDlqEntries));
+  }
+  dlqGet = this.op(dlq.dlqGet);
+  dlqList = this.op(dlq.dlqList);
+  dlqDeleteMany = this.op(dlq.dlqDeleteMany);
+  dlqDeleteExpired = this.op(dlq.dlqDeleteExpired);
+
+  dedupClaim = this.op(dedup.dedupClaim);
+  dedupDeleteExpired = this.op(dedup.dedupDeleteExpired);
+
+  /** An operation of a per-table module, run on this executor's connection. */
+  private op<P, R>(operation: (db: Db, params: P) => Promise<R>): (params: P) => Promise<R> {
+    // `this.db` is read at call time, so the order in which fields and constructor parameter
+    // properties are initialized does not matter.
+    return (params) => this.track(operation(this.db, params));
+  }
+
+  /**
+   * One statement per batch normally; a batch with more body bytes than one statement should
+   * carry is split, and then the statements run in one transaction so the batch stays atomic.
+   */
+  private async writeInChunks<T>(
+    items: readonly T[],
+    bytes: (item: T) => number,
+    write: (db: Db, chunk: readonly T[]) => Promise<void>,
+  ): Promise<void> {
+    const chunks = chunkByBytes(items, bytes);
+    if (chunks.length <= 1) return write(this.db, chunks[0] ?? []);
+    await this.begin(async (tx) => {
+      for (const chunk of chunks) await write(tx, chunk);
+    });
+  }
+}
+
+function savepointOf(tx: postgres.TransactionSql): Begin {
+  return async (fn) => (await tx.savepoint(async (sp) => ({ value: await fn(sp) }))).value;
+}
+
+/** How long close() waits for pending operations, then for connections to end. */
+const CLOSE_TIMEOUT_SEC = 5;
+
+/** The driver's operations in flight on the pool (a transaction counts as one). */
+class PendingOperations {
+  private readonly pending = new Set<Promise<unknown>>();
+
+  track<T>(operation: Promise<T>): Promise<T> {
+    this.pending.add(operation);
+    const forget = (): void => void this.pending.delete(operation);
+    operation.then(forget, forget);
+    return operation;
+  }
+
+  /** Resolves once every tracked operation has settled, or after `timeoutMs`. */
+  async settled(timeoutMs: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
+    const drained = (async () => {
+      while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
+    })();
+    await Promise.race([drained, timeout]);
+    clearTimeout(timer);
+  }
+}
+
+/** Opens a pool; nothing connects until the first query (`migrate()` is usually the first). */
+export function openPostgresDriver(options: PostgresDriverOptions): Driver {
+  const schema = options.schema ?? 'public';
+  const sql = postgres(options.url, {
+    max: options.max ?? 10,
+    connection: { search_path: quoteIdentifier(schema) },
+    // CREATE … IF NOT EXISTS and similar emit NOTICEs; the package would print each one.
+    onnotice: () => {},
+    // Optional fields are written as NULL; the mappers turn NULL back into absent properties.
+    transform: { undefined: null },
+  });
+  const begin: Begin = async (fn) =>
+    (await sql.begin(async (tx) => ({ value: await fn(tx) }))).value;
+  const wakeChannel = wakeChannelOf(schema);
+  const pending = new PendingOperations();
+  const track: Track = (operation) => pending.track(operation);
+  let closing: Promise<void> | undefined;
+
+  return {
+    name: 'postgres',
+    executor: new PostgresExecutor(sql, begin, track),
+    migrate: () => track(migratePostgres(sql, schema)),
+    async listenWake(onWake) {
+      const subscription = await sql.listen(wakeChannel, () => onWake());
+      let done = false;
+      return async () => {
+        if (done || closing) return;
+        done = true;
+        await subscription.unlisten();
+      };
+    },
+    async notifyWake() {
+      await track(sql.notify(wakeChannel, ''));
+    },
+    close() {
+      // An operation called just before close() has not reached the pool yet (the package sends
+      // a query a few microtasks after the call), and `sql.end()` would reject it: wait for the
+      // pending ones first, for at most CLOSE_TIMEOUT_SEC, then end the connections.
+      closing ??= pending
+        .settled(CLOSE_TIMEOUT_SEC * 1000)
+        .then(() => sql.end({ timeout: CLOSE_TIMEOUT_SEC }));
+      return closing;
+    },
+  };
+}

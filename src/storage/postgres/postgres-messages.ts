@@ -1,0 +1,176 @@
+/** Operations on the hot `messages` table. */
+import type { ClaimedMessage, Message } from '../../core/types.js';
+import type {
+  Lease,
+  MessageClaimDueParams,
+  MessageDeleteLeasedManyParams,
+  MessageDeleteManyParams,
+  MessageGetParams,
+  MessageLeaseExtendManyParams,
+  MessageNextDueAtParams,
+  MessageReleaseManyParams,
+  MessageRetryManyParams,
+} from '../driver.js';
+import { buildFilter, joinLabels, urlParts } from '../sql/filter.js';
+import { unnestInsert } from './postgres-batch.js';
+import { newBinder } from './postgres-bind.js';
+import { type Db, type MessageRow, toClaimedMessage, toMessage } from './postgres-rows.js';
+
+export const insertMessages = unnestInsert<Message>('messages', [
+  { name: 'id', type: 'text', value: (m) => m.id },
+  { name: 'account_id', type: 'text', value: (m) => m.accountId },
+  { name: 'url', type: 'text', value: (m) => m.url },
+  { name: 'url_host', type: 'text', value: (m) => urlParts(m.url).host },
+  { name: 'url_path', type: 'text', value: (m) => urlParts(m.url).path },
+  { name: 'topic_name', type: 'text', value: (m) => m.topicName },
+  { name: 'endpoint_name', type: 'text', value: (m) => m.endpointName },
+  { name: 'queue_name', type: 'text', value: (m) => m.queueName },
+  { name: 'schedule_id', type: 'text', value: (m) => m.scheduleId },
+  { name: 'labels', type: 'text', value: (m) => joinLabels(m.spec.labels) },
+  { name: 'flow_control_key', type: 'text', value: (m) => m.spec.flowControl?.key },
+  { name: 'caller_ip', type: 'text', value: (m) => m.callerIp },
+  { name: 'retried', type: 'integer', value: (m) => m.retried },
+  { name: 'max_retries', type: 'integer', value: (m) => m.maxRetries },
+  { name: 'not_before', type: 'bigint', value: (m) => m.notBefore },
+  { name: 'created_at', type: 'bigint', value: (m) => m.createdAt },
+  { name: 'due_at', type: 'bigint', value: (m) => m.dueAt },
+  { name: 'spec', type: 'text', value: (m) => JSON.stringify(m.spec) },
+  { name: 'body', type: 'bytea', value: (m) => m.body },
+]);
+
+export async function messageGet(db: Db, p: MessageGetParams): Promise<Message | undefined> {
+  const [row] = await db<MessageRow[]>`
+    SELECT * FROM messages WHERE account_id = ${p.accountId} AND id = ${p.id}`;
+  return row && toMessage(row);
+}
+
+/**
+ * Unlike SQLite (one writer connection, so a plain `UPDATE … WHERE id IN (SELECT … LIMIT ?)` is
+ * already exclusive), PostgreSQL needs `FOR UPDATE SKIP LOCKED` so that concurrent claimers on
+ * other connections or nodes never take the same row: each skips rows another has locked.
+ *
+ * Tokens come from `gen_random_uuid()` (built in since PostgreSQL 13, from the strong random
+ * source): volatile, so evaluated once per row, hence distinct per row and per claim.
+ */
+export async function messageClaimDue(db: Db, p: MessageClaimDueParams): Promise<ClaimedMessage[]> {
+  if (p.limit <= 0) return [];
+  const rows = await db<MessageRow[]>`
+    WITH c AS (
+      SELECT id, due_at FROM messages
+      WHERE due_at <= ${p.now}
+      ORDER BY due_at
+      LIMIT ${p.limit}
+      FOR UPDATE SKIP LOCKED
+    ), claimed AS (
+      UPDATE messages m
+      SET due_at = ${p.leaseUntil}, lease_token = gen_random_uuid()::text
+      FROM c
+      WHERE m.id = c.id
+      RETURNING m.*, c.due_at AS claimed_due_at
+    )
+    SELECT * FROM claimed ORDER BY claimed_due_at, id`;
+  return rows.map(toClaimedMessage);
+}
+
+export async function messageNextDueAt(
+  db: Db,
+  p: MessageNextDueAtParams,
+): Promise<number | undefined> {
+  // Two statements rather than `$1 IS NULL OR due_at > $1`, which would keep the planner from
+  // starting the min() index scan at `after`.
+  const [row] =
+    p.after === undefined
+      ? await db<{ due_at: string | null }[]>`SELECT min(due_at) AS due_at FROM messages`
+      : await db<{ due_at: string | null }[]>`
+          SELECT min(due_at) AS due_at FROM messages WHERE due_at > ${p.after}`;
+  return row?.due_at == null ? undefined : Number(row.due_at);
+}
+
+/** The ids of `leases` that are in `applied`, in input order, each once. */
+function appliedIds(leases: readonly Lease[], rows: readonly { id: string }[]): string[] {
+  const applied = new Set(rows.map((row) => row.id));
+  const ids: string[] = [];
+  for (const lease of leases) {
+    if (applied.delete(lease.id)) ids.push(lease.id);
+  }
+  return ids;
+}
+
+// The fenced operations below each run one statement for the whole batch: the leases travel as
+// two parallel arrays, joined to the table on id AND token, so a lease that was lost (the row
+// was reclaimed with a new token, or deleted) is simply not matched.
+
+export async function messageLeaseExtendMany(
+  db: Db,
+  p: MessageLeaseExtendManyParams,
+): Promise<string[]> {
+  if (p.leases.length === 0) return [];
+  const rows = await db<{ id: string }[]>`
+    UPDATE messages m SET due_at = ${p.leaseUntil}
+    FROM unnest(${p.leases.map((l) => l.id)}::text[], ${p.leases.map((l) => l.leaseToken)}::text[])
+      AS l(id, token)
+    WHERE m.id = l.id AND m.lease_token = l.token
+    RETURNING m.id`;
+  return appliedIds(p.leases, rows);
+}
+
+export async function messageDeleteLeasedMany(
+  db: Db,
+  p: MessageDeleteLeasedManyParams,
+): Promise<string[]> {
+  const leases = p.leases;
+  if (leases.length === 0) return [];
+  const rows = await db<{ id: string }[]>`
+    DELETE FROM messages m
+    USING unnest(${leases.map((l) => l.id)}::text[], ${leases.map((l) => l.leaseToken)}::text[])
+      AS l(id, token)
+    WHERE m.id = l.id AND m.lease_token = l.token
+    RETURNING m.id`;
+  return appliedIds(leases, rows);
+}
+
+export async function messageRetryManyLeased(db: Db, p: MessageRetryManyParams): Promise<string[]> {
+  const retries = p.retries;
+  if (retries.length === 0) return [];
+  const rows = await db<{ id: string }[]>`
+    UPDATE messages m SET due_at = l.due_at, retried = l.retried, lease_token = NULL
+    FROM unnest(
+      ${retries.map((r) => r.id)}::text[],
+      ${retries.map((r) => r.leaseToken)}::text[],
+      ${retries.map((r) => r.dueAt)}::bigint[],
+      ${retries.map((r) => r.retried)}::integer[]
+    ) AS l(id, token, due_at, retried)
+    WHERE m.id = l.id AND m.lease_token = l.token
+    RETURNING m.id`;
+  return appliedIds(retries, rows);
+}
+
+export async function messageReleaseMany(db: Db, p: MessageReleaseManyParams): Promise<string[]> {
+  if (p.leases.length === 0) return [];
+  const rows = await db<{ id: string }[]>`
+    UPDATE messages m SET due_at = ${p.dueAt}, lease_token = NULL
+    FROM unnest(${p.leases.map((l) => l.id)}::text[], ${p.leases.map((l) => l.leaseToken)}::text[])
+      AS l(id, token)
+    WHERE m.id = l.id AND m.lease_token = l.token
+    RETURNING m.id`;
+  return appliedIds(p.leases, rows);
+}
+
+/** Bulk cancel: deletes the account's matching rows, leased or not; with `limit`, oldest first. */
+export async function messageDeleteMany(db: Db, p: MessageDeleteManyParams): Promise<Message[]> {
+  const { bind, params } = newBinder();
+  const where =
+    `account_id = ${bind(p.accountId)} AND ` +
+    buildFilter(p.filter, { messageId: 'id', time: 'created_at' }, bind);
+  const text =
+    p.limit === undefined
+      ? `DELETE FROM messages WHERE ${where} RETURNING *`
+      : `DELETE FROM messages WHERE id IN (
+           SELECT id FROM messages WHERE ${where} ORDER BY created_at, id LIMIT ${bind(p.limit)}
+         ) RETURNING *`;
+  // Not prepared: the text varies with the filter, and each variant would stay cached.
+  const rows = await db.unsafe<MessageRow[]>(text, params);
+  return rows
+    .map(toMessage)
+    .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
