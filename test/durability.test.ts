@@ -78,7 +78,7 @@ describe('durability', () => {
           }
         }
       };
-      await Promise.all([...Array(8)].map(publisher));
+      await Promise.all(Array.from({ length: 8 }, publisher));
       await killedAt;
       await first.exited;
       phase = 'after';

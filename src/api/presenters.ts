@@ -1,5 +1,5 @@
 /** The JSON shapes of API.md ("Object shapes") built from stored records. */
-import type { DlqEntry, EventRecord, HeaderMap, Message } from '../core/types.js';
+import type { DlqEntry, EventRecord, Message } from '../core/types.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -54,7 +54,7 @@ export function eventJson(event: EventRecord): Record<string, unknown> {
     state: event.state,
     url: event.url,
     method: event.method,
-    header: event.header ?? ({} as HeaderMap),
+    header: event.header ?? {},
     body: base64(event.body) ?? '',
     error: event.error,
     nextDeliveryTime: event.nextDeliveryTime,

@@ -21,6 +21,7 @@ import type { AddressInfo } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import postgres, { type Sql } from 'postgres';
 import { Pool } from 'undici';
 
 const MAIN = new URL('../cli/main.js', import.meta.url).pathname;
@@ -92,8 +93,7 @@ async function startFerry(storage: 'sqlite' | 'postgres', extra: string[] = []):
   };
 }
 
-async function withSql<T>(fn: (sql: import('postgres').Sql) => Promise<T>): Promise<T> {
-  const { default: postgres } = await import('postgres');
+async function withSql<T>(fn: (sql: Sql) => Promise<T>): Promise<T> {
   const sql = postgres(process.env.TEST_DATABASE_URL as string, { onnotice: () => undefined });
   try {
     return await fn(sql);
@@ -159,7 +159,7 @@ async function publishMany(p: {
       latencies.push(performance.now() - t0);
     }
   };
-  await Promise.all([...Array(p.concurrency)].map(worker));
+  await Promise.all(Array.from({ length: p.concurrency }, worker));
   const seconds = (performance.now() - start) / 1000;
   await pool.close();
   latencies.sort((a, b) => a - b);

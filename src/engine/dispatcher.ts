@@ -136,11 +136,15 @@ function toHeaderMap(headers: Record<string, string | string[] | undefined>): He
   return map;
 }
 
+function codeOf(error: Error | undefined): string | undefined {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
 function describeError(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   const cause = error.cause instanceof Error ? error.cause : undefined;
-  const code =
-    (cause as NodeJS.ErrnoException | undefined)?.code ?? (error as NodeJS.ErrnoException).code;
+  const code = codeOf(cause) ?? codeOf(error);
   const message = cause?.message ?? error.message;
   return code && !message.includes(code) ? `${code}: ${message}` : message;
 }

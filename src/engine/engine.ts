@@ -14,7 +14,7 @@ import type { Logger } from '../core/logger.js';
 import { compileRetryDelay } from '../core/retry-delay.js';
 import { decideOutcome, type AttemptResult, type Outcome } from '../core/retry-timing.js';
 import { signRequest } from '../core/signature.js';
-import type { ClaimedMessage, DlqEntry, EventRecord } from '../core/types.js';
+import type { ClaimedMessage, DlqEntry, EventRecord, Message } from '../core/types.js';
 import type { Executor } from '../storage/driver.js';
 import type { AccountDirectory } from './accounts.js';
 import type { Dispatcher } from './dispatcher.js';
@@ -43,6 +43,13 @@ export interface EngineOptions {
   eventResponseBytes?: number;
   /** How long outcomes (and ACTIVE events) wait to share a commit (default 5 ms). */
   outcomeLingerMs?: number;
+}
+
+/** The message as stored, without the claim's fencing token. */
+function withoutLease(message: ClaimedMessage): Message {
+  const stored: Partial<ClaimedMessage> = { ...message };
+  delete stored.leaseToken;
+  return stored as Message;
 }
 
 /**
@@ -427,7 +434,7 @@ export class Engine {
       case 'failed': {
         events.push(eventOf(message, 'ERROR', finishedAt, { ...response, error: outcome.error }));
         events.push(eventOf(message, 'FAILED', finishedAt, { error: outcome.error }));
-        const { leaseToken: _leaseToken, ...stored } = message;
+        const stored = withoutLease(message);
         dlq.push({
           dlqId: newDlqId(finishedAt),
           message: stored,
