@@ -20,8 +20,10 @@ runDriverConformance('sqlite (memory)', () =>
   Promise.resolve(openSqliteDriver({ path: ':memory:' })),
 );
 
-const suiteFile = freshPath();
-runDriverConformance('sqlite (file)', () => Promise.resolve(openSqliteDriver({ path: suiteFile })));
+// A fresh file per open: a file belongs to one driver at a time (see the exclusive-lock test).
+runDriverConformance('sqlite (file)', () =>
+  Promise.resolve(openSqliteDriver({ path: freshPath() })),
+);
 
 async function withDriver<T>(
   options: Parameters<typeof openSqliteDriver>[0],
@@ -97,17 +99,38 @@ describe('sqlite driver', () => {
     }
   });
 
-  it('two connections migrating one new file both succeed', async () => {
+  it('refuses a second opener of the same file: one process per database (leases are in memory)', async () => {
     const path = freshPath();
-    const [one, two] = [openSqliteDriver({ path }), openSqliteDriver({ path })];
-    try {
-      await Promise.all([one.migrate(), two.migrate()]);
+    await withDriver({ path }, async () => {
+      expect(() => openSqliteDriver({ path })).toThrow(/in use by another Ferry process/);
+      return Promise.resolve();
+    });
+    // Once the owner closes, the file opens again.
+    await withDriver({ path }, () => Promise.resolve());
+  });
+
+  it('keeps leases in memory: a rolled-back claim is undone, and the lease expiry is the next due time', async () => {
+    await withDriver({ path: freshPath() }, async (driver) => {
       const account = makeAccount();
-      await one.executor.accountInsert({ account });
-      expect(await two.executor.accountGet({ id: account.id })).toEqual(account);
-    } finally {
-      await Promise.all([one.close(), two.close()]);
-    }
+      await driver.executor.accountInsert({ account });
+      const message = makeMessage(account.id, { dueAt: 1_000 });
+      await driver.executor.messageInsertMany({ messages: [message] });
+      const failed = driver.executor.transaction(async (tx) => {
+        expect(await tx.messageClaimDue({ now: 1_000, limit: 10, leaseUntil: 5_000 })).toHaveLength(
+          1,
+        );
+        throw new Error('abort');
+      });
+      await expect(failed).rejects.toThrow('abort');
+      // The rolled-back claim left no lease: the message is claimable at once.
+      const [claimed] = await driver.executor.messageClaimDue({
+        now: 1_000,
+        limit: 10,
+        leaseUntil: 5_000,
+      });
+      expect(claimed?.id).toBe(message.id);
+      expect(await driver.executor.messageNextDueAt({ after: 1_000 })).toBe(5_000);
+    });
   });
 
   it('refuses a database migrated by a newer Ferry', async () => {

@@ -48,6 +48,9 @@ export interface SqliteDriver extends Driver {
  */
 const BUSY_TIMEOUT_MS = 5_000;
 
+/** How long opening waits for another process's lock before reporting the file is in use. */
+const OPEN_BUSY_TIMEOUT_MS = 1_000;
+
 const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
 
 const SYNCHRONOUS_NAMES = ['off', 'normal', 'full', 'extra'] as const;
@@ -57,7 +60,25 @@ export function openSqliteDriver(options: SqliteDriverOptions): SqliteDriver {
   let walSync: WalSync | undefined;
   try {
     const onDisk = options.path !== ':memory:' && options.path !== '';
-    if (onDisk) db.pragma('journal_mode = WAL');
+    // One process per database file: leases live in that process's memory (lease-table.ts),
+    // so a second process must not deliver from the same file. EXCLUSIVE locking takes the
+    // file lock at the first access and keeps it until close.
+    if (onDisk) {
+      db.pragma(`busy_timeout = ${OPEN_BUSY_TIMEOUT_MS}`);
+      db.pragma('locking_mode = EXCLUSIVE');
+      try {
+        db.pragma('journal_mode = WAL');
+      } catch (error) {
+        if ((error as { code?: string }).code?.startsWith('SQLITE_BUSY')) {
+          throw new Error(
+            `the database ${options.path} is in use by another Ferry process ` +
+              '(one process per SQLite data directory; use PostgreSQL to run several nodes)',
+            { cause: error },
+          );
+        }
+        throw error;
+      }
+    }
     // `full` on a file is NORMAL plus an asynchronous fsync of the WAL before each write is
     // reported committed (see wal-sync.ts): FULL's guarantee without stalling the event loop.
     walSync =

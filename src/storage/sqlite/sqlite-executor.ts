@@ -198,12 +198,15 @@ export class RootScope implements Scope {
     try {
       this.assertOpen();
       this.begin.run();
+      this.ops.leases.begin();
       let result: T;
       try {
         result = await fn(tx.executor);
         this.commit.run();
+        this.ops.leases.commit();
       } catch (error) {
         if (this.db.inTransaction) this.rollback.run();
+        this.ops.leases.rollback();
         throw error;
       }
       // Release the lock first, so the next transaction runs while this one's fsync is in flight.
@@ -260,7 +263,7 @@ class TxScope implements Scope {
 
   constructor(
     private readonly db: Database.Database,
-    ops: SqliteOps,
+    private readonly ops: SqliteOps,
   ) {
     this.executor = new SqliteExecutor(ops, this);
   }
@@ -280,11 +283,13 @@ class TxScope implements Scope {
     const name = `ferry_tx_${this.nextSavepoint++}`;
     this.db.exec(`SAVEPOINT ${name}`);
     this.savepoints.push(name);
+    const leaseMark = this.ops.leases.mark();
     let result: T;
     try {
       result = await fn(this.executor);
     } catch (error) {
       this.leave(name, true, error);
+      this.ops.leases.rollbackTo(leaseMark);
       throw error;
     }
     this.leave(name, false);

@@ -10,6 +10,7 @@ import type Database from 'better-sqlite3';
 import type { Account, ClaimedMessage, DlqEntry, EventRecord, Message } from '../../core/types.js';
 import { badRequest } from '../../core/errors.js';
 import { newLeaseToken } from '../../core/ids.js';
+import { LeaseTable } from './lease-table.js';
 import type {
   AccountGetParams,
   AccountInsertParams,
@@ -86,6 +87,9 @@ const INSERT_DLQ = `INSERT INTO dlq (${DLQ_COLUMNS}) VALUES (${placeholders(20)}
 export class SqliteOps {
   private readonly statements: SqliteStatements;
 
+  /** In-memory leases; the executor journals them with its transactions. */
+  readonly leases = new LeaseTable();
+
   constructor(db: Database.Database) {
     this.statements = new SqliteStatements(db);
   }
@@ -136,76 +140,73 @@ export class SqliteOps {
       id,
       accountId,
     );
-    return row === undefined ? undefined : messageFromRow(row as MessageRow);
+    return row === undefined ? undefined : this.withLease(messageFromRow(row as MessageRow));
   }
 
   /**
-   * Unlike PostgreSQL, SQLite has one writer, so no `FOR UPDATE SKIP LOCKED` is needed: the
-   * select and the updates below run in one write transaction that no other claimer can
-   * interleave with. Select-then-update (rather than one `UPDATE … RETURNING`) keeps the
-   * earliest-first order, which `RETURNING` does not promise, and gives every row its own token.
+   * Claims are reads: leases live in memory (`lease-table.ts`), so a claim writes nothing.
+   * Unlike PostgreSQL, where many nodes share the table and a claim must mark the row (`FOR
+   * UPDATE SKIP LOCKED`), one process owns a SQLite file. Leased rows keep their `due_at`, so
+   * the scan reads past them (at most one row per live lease).
    */
   messageClaimDue({ now, limit, leaseUntil }: MessageClaimDueParams): ClaimedMessage[] {
     if (limit <= 0) return [];
-    return this.inTransaction(() => {
-      const due = this.stmt(
-        'SELECT id FROM messages WHERE due_at <= ? ORDER BY due_at LIMIT ?',
-      ).all(now, limit) as { id: string }[];
-      const claim = this.stmt(
-        'UPDATE messages SET due_at = ?, lease_token = ? WHERE id = ? RETURNING *',
-      );
-      const claimed: ClaimedMessage[] = [];
-      for (const { id } of due) {
-        const leaseToken = newLeaseToken();
-        const row = claim.get(leaseUntil, leaseToken, id) as MessageRow | undefined;
-        if (row) claimed.push({ ...messageFromRow(row), leaseToken });
-      }
-      return claimed;
-    });
+    const due = this.stmt('SELECT id FROM messages WHERE due_at <= ? ORDER BY due_at LIMIT ?').all(
+      now,
+      limit + this.leases.size,
+    ) as { id: string }[];
+    const select = this.stmt('SELECT * FROM messages WHERE id = ?');
+    const claimed: ClaimedMessage[] = [];
+    for (const { id } of due) {
+      if (claimed.length === limit) break;
+      if (this.leases.isLeased(id, now)) continue;
+      const row = select.get(id) as MessageRow | undefined;
+      if (!row) continue;
+      const leaseToken = newLeaseToken();
+      this.leases.set(id, { token: leaseToken, until: leaseUntil });
+      claimed.push({ ...messageFromRow(row), dueAt: leaseUntil, leaseToken });
+    }
+    return claimed;
   }
-
   messageNextDueAt({ after }: MessageNextDueAtParams): number | undefined {
-    const row = (
+    // The earliest row that is not leased (leased rows keep an old due_at), or the earliest
+    // lease expiry, whichever comes first.
+    const rows = (
       after === undefined
-        ? this.stmt('SELECT MIN(due_at) AS t FROM messages').get()
-        : this.stmt('SELECT MIN(due_at) AS t FROM messages WHERE due_at > ?').get(after)
-    ) as { t: number | null };
-    return row.t ?? undefined;
+        ? this.stmt('SELECT id, due_at FROM messages ORDER BY due_at LIMIT ?').all(
+            this.leases.size + 1,
+          )
+        : this.stmt('SELECT id, due_at FROM messages WHERE due_at > ? ORDER BY due_at LIMIT ?').all(
+            after,
+            this.leases.size + 1,
+          )
+    ) as { id: string; due_at: number }[];
+    const free = rows.find((r) => this.leases.get(r.id) === undefined)?.due_at;
+    const lease = this.leases.earliestUntil(after);
+    if (free === undefined) return lease;
+    return lease === undefined ? free : Math.min(free, lease);
   }
-
   messageLeaseExtendMany({ leases, leaseUntil }: MessageLeaseExtendManyParams): string[] {
-    return this.fenced(
-      leases,
-      'UPDATE messages SET due_at = ? WHERE id = ? AND lease_token = ?',
-      (lease) => [leaseUntil, lease.id, lease.leaseToken],
-    );
+    const held = leases.filter((l) => this.leases.holds(l.id, l.leaseToken));
+    for (const l of held) this.leases.set(l.id, { token: l.leaseToken, until: leaseUntil });
+    return held.map((l) => l.id);
   }
-
   messageDeleteLeasedMany({ leases }: MessageDeleteLeasedManyParams): string[] {
-    return this.fenced(leases, 'DELETE FROM messages WHERE id = ? AND lease_token = ?', (lease) => [
-      lease.id,
-      lease.leaseToken,
-    ]);
+    return this.fenced(leases, 'DELETE FROM messages WHERE id = ?', (lease) => [lease.id]);
   }
-
   messageRetryManyLeased({ retries }: MessageRetryManyParams): string[] {
     return this.fenced(
       retries,
-      'UPDATE messages SET due_at = ?, retried = ?, lease_token = NULL ' +
-        'WHERE id = ? AND lease_token = ?',
-      (retry) => [retry.dueAt, retry.retried, retry.id, retry.leaseToken],
+      'UPDATE messages SET due_at = ?, retried = ? WHERE id = ?',
+      (retry) => [retry.dueAt, retry.retried, retry.id],
     );
   }
-
   messageReleaseMany({ leases, dueAt }: MessageReleaseManyParams): string[] {
-    return this.fenced(
-      leases,
-      'UPDATE messages SET due_at = ?, lease_token = NULL WHERE id = ? AND lease_token = ?',
-      (lease) => [dueAt, lease.id, lease.leaseToken],
-    );
+    return this.fenced(leases, 'UPDATE messages SET due_at = ? WHERE id = ?', (lease) => [
+      dueAt,
+      lease.id,
+    ]);
   }
-
-  /** Bulk cancel. `DELETE … RETURNING` order is unspecified, so the result is sorted here. */
   messageDeleteMany({ accountId, filter, limit }: MessageDeleteManyParams): Message[] {
     const { where, params } = filterSql(filter, MESSAGE_FILTER);
     const scoped = `account_id = ? AND ${where}`;
@@ -219,6 +220,7 @@ export class SqliteOps {
             'DELETE FROM messages WHERE rowid IN (SELECT rowid FROM messages ' +
               `WHERE ${scoped} ORDER BY created_at LIMIT ?) RETURNING *`,
           ).all(accountId, ...params, limit);
+    for (const row of rows as MessageRow[]) this.leases.delete(row.id);
     return (rows as MessageRow[]).map(messageFromRow).sort(byCreatedAt);
   }
 
@@ -346,15 +348,24 @@ export class SqliteOps {
     sql: string,
     args: (lease: L) => unknown[],
   ): string[] {
-    if (leases.length === 0) return [];
+    const held = leases.filter((l) => this.leases.holds(l.id, l.leaseToken));
+    if (held.length === 0) return [];
     return this.inTransaction(() => {
       const statement = this.stmt(sql);
       const applied: string[] = [];
-      for (const lease of leases) {
+      for (const lease of held) {
         if (statement.run(...args(lease)).changes > 0) applied.push(lease.id);
       }
+      // Every fenced operation ends the lease (an extension is handled without SQL).
+      for (const lease of held) this.leases.delete(lease.id);
       return applied;
     });
+  }
+
+  /** A leased message's `dueAt` is its lease expiry, as with a lease kept in the row. */
+  private withLease(message: Message): Message {
+    const lease = this.leases.get(message.id);
+    return lease ? { ...message, dueAt: lease.until } : message;
   }
 }
 
