@@ -38,10 +38,9 @@ CREATE TABLE messages (
   body             BYTEA NOT NULL
 );
 CREATE INDEX messages_due_at ON messages (due_at);
-CREATE INDEX messages_account_created ON messages (account_id, created_at);
 
 -- The append-only log. header/body are stored on the CREATED event only and joined for the rest.
--- Unlike SQLite's INTEGER PRIMARY KEY AUTOINCREMENT, the id comes from an identity sequence; both
+-- Unlike SQLite's INTEGER PRIMARY KEY (the rowid), the id comes from an identity sequence; both
 -- increase with insertion order, which is what the list cursor relies on.
 CREATE TABLE events (
   id                 BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,

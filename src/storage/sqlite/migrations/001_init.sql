@@ -35,11 +35,14 @@ CREATE TABLE messages (
   body             BLOB NOT NULL
 );
 CREATE INDEX messages_due_at ON messages (due_at);
-CREATE INDEX messages_account_created ON messages (account_id, created_at);
+-- No index on account_id: the table holds only messages that are not final, every lookup by id
+-- uses the primary key, and each index costs a page in the WAL of every publish and delivery.
 
 -- The append-only log. header/body are stored on the CREATED event only and joined for the rest.
+-- A plain INTEGER PRIMARY KEY, not AUTOINCREMENT: ids still increase (pruning removes the oldest
+-- rows, never the newest), and AUTOINCREMENT would write sqlite_sequence in every commit.
 CREATE TABLE events (
-  id                 INTEGER PRIMARY KEY AUTOINCREMENT,
+  id                 INTEGER PRIMARY KEY,
   account_id         TEXT NOT NULL,
   message_id         TEXT NOT NULL,
   time               INTEGER NOT NULL,
