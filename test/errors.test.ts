@@ -153,6 +153,15 @@ describe('other endpoints', () => {
     await expectError(await t.api('/v2/nothing-here'), 404, /nothing-here/);
   });
 
+  it('405 with Allow for a known path and the wrong method', async () => {
+    const res = await t.api('/v2/keys', { method: 'DELETE' });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('GET');
+    await expectError(res, 405, /DELETE not allowed/);
+    const publish = await t.api('/v2/publish/https://example.com', { method: 'GET' });
+    expect(publish.status).toBe(405);
+  });
+
   it('never lets one account see another account’s message', async () => {
     const { messageId } = (await (await publish(t, 'https://example.com/mine')).json()) as {
       messageId: string;

@@ -29,7 +29,40 @@ export function installErrorHandling(app: FastifyInstance, logger: Logger): void
     logger.error({ err: error, url: request.url, method: request.method }, 'request failed');
     return reply.code(500).send({ error: 'internal error' });
   });
-  app.setNotFoundHandler((request, reply) =>
-    reply.code(404).send({ error: `no endpoint ${request.method} ${request.url.split('?')[0]}` }),
-  );
+  // A path that exists under other methods answers 405 with `Allow`, not 404.
+  const routes: { method: string; pattern: RegExp }[] = [];
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    for (const method of methods) routes.push({ method, pattern: routePattern(route.url) });
+  });
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '';
+    const allowed = routes
+      .filter((r) => r.method !== 'HEAD' && r.pattern.test(path))
+      .map((r) => r.method);
+    if (allowed.length > 0) {
+      return reply
+        .code(405)
+        .header('allow', [...new Set(allowed)].join(', '))
+        .send({
+          error: `method ${request.method} not allowed on ${path} (allowed: ${allowed.join(', ')})`,
+        });
+    }
+    return reply.code(404).send({ error: `no endpoint ${request.method} ${path}` });
+  });
+}
+
+/** A route URL (`/v2/messages/:id`, `/v2/publish/*`) as a regular expression over paths. */
+function routePattern(url: string): RegExp {
+  const source = url
+    .split('/')
+    .map((part) =>
+      part === '*'
+        ? '.*'
+        : part.startsWith(':')
+          ? '[^/]+'
+          : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
+    )
+    .join('/');
+  return new RegExp(`^${source}$`);
 }

@@ -1,0 +1,69 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { DEFAULT_PLANS } from '../core/plans.js';
+import { ConfigError, loadConfig } from './config.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'ferry-config-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('loadConfig', () => {
+  it('has the documented defaults', () => {
+    const config = loadConfig([], {}, dir);
+    expect(config).toMatchObject({
+      port: 8080,
+      host: '127.0.0.1',
+      dataDir: join(dir, '.ferry'),
+      headerPrefix: 'Svc',
+      production: false,
+      plan: 'paid',
+      roles: ['api', 'worker', 'maintenance'],
+      concurrency: 256,
+      leaseMs: 30_000,
+      sqliteSynchronous: 'full',
+      eventRetentionMs: 7 * 86_400_000,
+      shutdownGraceMs: 10_000,
+    });
+    expect(config.databaseUrl).toBeUndefined();
+    expect(config.plans).toEqual(DEFAULT_PLANS);
+  });
+
+  it('takes flags over environment variables', () => {
+    const env = { FERRY_PORT: '9000', FERRY_HEADER_PREFIX: 'Upstash', FERRY_ENV: 'production' };
+    const config = loadConfig(['--port=9100', '--lease', '1m'], env, dir);
+    expect(config.port).toBe(9100);
+    expect(config.headerPrefix).toBe('Upstash');
+    expect(config.production).toBe(true);
+    expect(config.leaseMs).toBe(60_000);
+  });
+
+  it('overrides plan limits from a plans file', () => {
+    const file = join(dir, 'plans.json');
+    writeFileSync(file, JSON.stringify({ free: { max_retries: 5, default_retries: 4 } }));
+    const config = loadConfig(['--plans-file', file], {}, dir);
+    expect(config.plans.free.max_retries).toBe(5);
+    expect(config.plans.free.default_retries).toBe(4);
+    expect(config.plans.paid).toEqual(DEFAULT_PLANS.paid);
+  });
+
+  it('names the bad option and value', () => {
+    const bad = join(dir, 'bad-plans.json');
+    writeFileSync(bad, JSON.stringify({ free: { max_retires: 5 } }));
+    const cases: [string[], Record<string, string>, RegExp][] = [
+      [['--plans-file', bad], {}, /max_retires/],
+      [['--port', '70000'], {}, /--port\/FERRY_PORT/],
+      [[], { FERRY_PLAN: 'gold' }, /--plan\/FERRY_PLAN/],
+      [['--database-url', 'mysql://x'], {}, /postgres:\/\//],
+      [['--roles', 'api,cooking'], {}, /cooking/],
+      [['--lease', 'forever'], {}, /--lease/],
+      [['--header-prefix', 'Sv-c'], {}, /letters and digits/],
+      [['--nope'], {}, /unknown option --nope/],
+      [['--host'], {}, /--host needs a value/],
+    ];
+    for (const [argv, env, pattern] of cases) {
+      expect(() => loadConfig(argv, env, dir)).toThrow(ConfigError);
+      expect(() => loadConfig(argv, env, dir)).toThrow(pattern);
+    }
+  });
+});
