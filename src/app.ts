@@ -45,8 +45,11 @@ export interface Ferry {
 }
 
 export function openDriver(config: Config): Driver {
-  if (config.databaseUrl) return openPostgresDriver({ url: config.databaseUrl });
+  // The data directory holds credentials.json with either driver.
   mkdirSync(config.dataDir, { recursive: true });
+  if (config.databaseUrl) {
+    return openPostgresDriver({ url: config.databaseUrl, schema: config.databaseSchema });
+  }
   return openSqliteDriver({
     path: join(config.dataDir, 'ferry.db'),
     synchronous: config.sqliteSynchronous,

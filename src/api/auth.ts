@@ -7,11 +7,10 @@ import { unauthorized } from '../core/errors.js';
 import type { ApiContext } from './context.js';
 
 export function tokenOf(request: FastifyRequest): string | undefined {
-  const header = request.headers.authorization;
-  if (header) {
-    const match = /^Bearer\s+(.+)$/i.exec(header);
-    return match?.[1]?.trim();
-  }
+  // A webhook sender may set its own Authorization (Basic, a signature scheme…): only a Bearer
+  // token is Ferry's; otherwise the query token decides.
+  const bearer = /^Bearer\s+(.+)$/i.exec(request.headers.authorization ?? '')?.[1]?.trim();
+  if (bearer) return bearer;
   const query = request.url.indexOf('?');
   if (query === -1) return undefined;
   const params = new URLSearchParams(request.url.slice(query + 1));

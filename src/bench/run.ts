@@ -63,10 +63,12 @@ async function startFerry(storage: 'sqlite' | 'postgres', extra: string[] = []):
   const env = { ...process.env };
   if (storage === 'postgres') {
     schema = `ferry_bench_${randomBytes(4).toString('hex')}`;
-    const url = new URL(process.env.TEST_DATABASE_URL as string);
-    url.searchParams.set('options', `-c search_path=${schema}`);
-    await withSql(async (sql) => sql.unsafe(`CREATE SCHEMA ${schema}`));
-    args.push('--database-url', url.toString());
+    args.push(
+      '--database-url',
+      process.env.TEST_DATABASE_URL as string,
+      '--database-schema',
+      schema,
+    );
   }
   const proc: ChildProcess = spawn(process.execPath, args, {
     env,

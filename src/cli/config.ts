@@ -19,6 +19,8 @@ export interface Config {
   dataDir: string;
   /** A `postgres://` URL switches storage to PostgreSQL; absent = SQLite in `dataDir`. */
   databaseUrl?: string;
+  /** PostgreSQL schema holding Ferry's tables (created if missing), so deployments can share a database. */
+  databaseSchema: string;
   /** Prefix of every custom header (`Svc-Retries`); `Upstash` speaks the QStash SDK dialect. */
   headerPrefix: string;
   /** Refuses private, loopback and link-local destinations. */
@@ -53,6 +55,7 @@ const OPTIONS = {
   host: { flag: 'host', env: 'FERRY_HOST' },
   dataDir: { flag: 'data-dir', env: 'FERRY_DATA_DIR' },
   databaseUrl: { flag: 'database-url', env: 'FERRY_DATABASE_URL' },
+  databaseSchema: { flag: 'database-schema', env: 'FERRY_DATABASE_SCHEMA' },
   headerPrefix: { flag: 'header-prefix', env: 'FERRY_HEADER_PREFIX' },
   production: { flag: 'production', env: 'FERRY_ENV', boolean: true },
   plan: { flag: 'plan', env: 'FERRY_PLAN' },
@@ -93,6 +96,16 @@ export function parseFlags(argv: readonly string[]): Map<string, string> {
   return flags;
 }
 
+function databaseSchema(value: string | undefined, option: string): string {
+  const schema = value ?? 'public';
+  if (!/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(schema)) {
+    throw new ConfigError(
+      `${option} must be a plain SQL identifier (letters, digits, _), got "${schema}"`,
+    );
+  }
+  return schema;
+}
+
 export function loadConfig(
   argv: readonly string[],
   env: NodeJS.ProcessEnv = process.env,
@@ -118,12 +131,15 @@ export function loadConfig(
     }
     return value;
   };
-  const duration = (name: OptionName, fallback: string): number => {
+  const duration = (name: OptionName, fallback: string, minMs = 0): number => {
+    let ms: number;
     try {
-      return parseDuration(get(name) ?? fallback, describe(name));
+      ms = parseDuration(get(name) ?? fallback, describe(name));
     } catch (error) {
       throw new ConfigError((error as Error).message);
     }
+    if (ms < minMs) throw new ConfigError(`${describe(name)} must be at least ${minMs / 1000}s`);
+    return ms;
   };
   const oneOf = <T extends string>(name: OptionName, allowed: readonly T[], fallback: T): T => {
     const text = get(name) ?? fallback;
@@ -178,13 +194,15 @@ export function loadConfig(
     host: get('host') ?? '127.0.0.1',
     dataDir: resolve(cwd, get('dataDir') ?? '.ferry'),
     databaseUrl,
+    databaseSchema: databaseSchema(get('databaseSchema'), describe('databaseSchema')),
     headerPrefix: prefix,
     production,
     plan,
     plans,
     roles: roles as Role[],
     concurrency: integer('concurrency', 256, 1, 100_000),
-    leaseMs: duration('lease', '30s'),
+    // A lease shorter than a second would expire while deliveries are still in flight.
+    leaseMs: duration('lease', '30s', 1_000),
     sqliteSynchronous: oneOf('sqliteSynchronous', ['full', 'normal'], 'full'),
     eventRetentionMs: duration('eventRetention', '7d'),
     shutdownGraceMs: duration('shutdownGrace', '10s'),

@@ -24,11 +24,15 @@ export interface Credentials {
 
 export const credentialsPath = (dataDir: string): string => join(dataDir, 'credentials.json');
 
-function readCredentials(path: string): Partial<Credentials> | undefined {
+function readCredentials(path: string, logger: Logger): Partial<Credentials> | undefined {
   if (!existsSync(path)) return undefined;
   try {
     return JSON.parse(readFileSync(path, 'utf8')) as Partial<Credentials>;
-  } catch {
+  } catch (error) {
+    logger.warn(
+      { path, err: error },
+      'credentials.json is not valid JSON; creating a new default account',
+    );
     return undefined;
   }
 }
@@ -59,15 +63,16 @@ export async function createAccount(p: {
 
 export async function ensureDefaultAccount(p: {
   dataDir: string;
+  /** This node's API URL; empty when it serves no API (the file then keeps the one it has). */
   baseUrl: string;
   plan: PlanName;
   executor: Executor;
   accounts: AccountDirectory;
   clock: Clock;
   logger: Logger;
-}): Promise<{ credentials: Credentials; created: boolean }> {
+}): Promise<{ credentials: Credentials; account: Account; created: boolean }> {
   const path = credentialsPath(p.dataDir);
-  const existing = readCredentials(path);
+  const existing = readCredentials(path, p.logger);
   let account = existing?.token ? await p.accounts.authenticate(existing.token) : undefined;
   let token = existing?.token;
   const created = !account;
@@ -85,12 +90,12 @@ export async function ensureDefaultAccount(p: {
     }));
   }
   const credentials: Credentials = {
-    baseUrl: p.baseUrl,
+    baseUrl: p.baseUrl || existing?.baseUrl || '',
     token,
     currentSigningKey: account.currentSigningKey,
     nextSigningKey: account.nextSigningKey,
     accountId: account.id,
   };
   writeCredentials(path, credentials);
-  return { credentials, created };
+  return { credentials, account, created };
 }

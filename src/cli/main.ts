@@ -7,6 +7,7 @@ import pino from 'pino';
 import { createFerry } from '../app.js';
 import { systemClock } from '../core/clock.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
+import type { Account } from '../core/types.js';
 import { credentialsPath, ensureDefaultAccount, type Credentials } from './credentials.js';
 
 const USAGE = `Usage: ferry start [options]
@@ -16,6 +17,7 @@ Options (flag / environment variable, default):
   --host H               FERRY_HOST             127.0.0.1
   --data-dir D           FERRY_DATA_DIR         ./.ferry
   --database-url URL     FERRY_DATABASE_URL     (SQLite in the data dir; postgres://… for PostgreSQL)
+  --database-schema S    FERRY_DATABASE_SCHEMA  public (PostgreSQL schema for Ferry's tables)
   --header-prefix P      FERRY_HEADER_PREFIX    Svc (Upstash = QStash SDK dialect)
   --production           FERRY_ENV=production   off (refuses private/loopback destinations)
   --plan free|paid       FERRY_PLAN             paid (plan of the default account at first start)
@@ -29,19 +31,28 @@ Options (flag / environment variable, default):
   --log-level L          FERRY_LOG_LEVEL        info
 See docs/configuration.md for details.`;
 
-function banner(config: Config, credentials: Credentials, created: boolean): string {
+function banner(
+  config: Config,
+  credentials: Credentials,
+  account: Account,
+  created: boolean,
+  serving: boolean,
+): string {
   const storage = config.databaseUrl ? 'PostgreSQL' : `SQLite in ${config.dataDir}`;
   const mode = config.production
     ? 'production (private and loopback destinations refused)'
     : 'development (private and loopback destinations allowed)';
+  const roles = config.roles.join(', ');
   return [
     '',
-    `  Ferry is running at ${credentials.baseUrl}`,
+    serving
+      ? `  Ferry is running at ${credentials.baseUrl} (${roles})`
+      : `  Ferry is running without an API on this node (${roles})`,
     `  storage:  ${storage}`,
     `  mode:     ${mode}`,
     `  headers:  ${config.headerPrefix}-*`,
     '',
-    `  ${created ? 'Created' : 'Using'} the default account ${credentials.accountId} (plan ${config.plan}):`,
+    `  ${created ? 'Created' : 'Using'} the default account ${credentials.accountId} (plan ${account.plan}):`,
     `    token:               ${credentials.token}`,
     `    current signing key: ${credentials.currentSigningKey}`,
     `    next signing key:    ${credentials.nextSigningKey}`,
@@ -78,7 +89,7 @@ async function start(argv: string[]): Promise<void> {
   process.on('SIGINT', () => shutdown('SIGINT'));
 
   await ferry.start();
-  const { credentials, created } = await ensureDefaultAccount({
+  const { credentials, account, created } = await ensureDefaultAccount({
     dataDir: config.dataDir,
     baseUrl: ferry.url,
     plan: config.plan,
@@ -87,7 +98,8 @@ async function start(argv: string[]): Promise<void> {
     clock: systemClock,
     logger,
   });
-  process.stdout.write(`${banner(config, credentials, created)}\n`);
+  const serving = config.roles.includes('api');
+  process.stdout.write(`${banner(config, credentials, account, created, serving)}\n`);
 }
 
 async function main(argv: string[]): Promise<void> {

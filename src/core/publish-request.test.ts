@@ -164,11 +164,6 @@ describe('parsePublishSettings: accepted input', () => {
       },
       {},
     ],
-    [
-      'callback headers are not this parser’s business',
-      { headers: { 'svc-callback': 'https://cb.example', 'svc-callback-retries': 'abc' } },
-      {},
-    ],
     // prefix
     [
       'prefix is a setting',
@@ -579,5 +574,29 @@ describe('contentDeduplicationKey', () => {
     ],
   ])('%s → equal: %s', (_, change, equal) => {
     expect(contentDeduplicationKey({ ...base, ...change }) === key).toBe(equal);
+  });
+});
+
+describe('settings of features not built yet', () => {
+  const base = {
+    prefix: 'Svc',
+    query: new URLSearchParams(),
+    plan: DEFAULT_PLANS.paid,
+    now: 0,
+  };
+  it.each([
+    [
+      { 'svc-callback': 'https://example.com/cb' },
+      /Svc-Callback is not supported yet: callbacks are/,
+    ],
+    [{ 'svc-failure-callback-method': 'PUT' }, /Svc-Failure-Callback-Method is not supported yet/],
+    [{ 'svc-redact-fields': 'body' }, /Svc-Redact-Fields is not supported yet: redaction is/],
+  ])('refuses %o instead of ignoring it', (headers, pattern) => {
+    expect(() => parsePublishSettings({ ...base, headers })).toThrow(pattern);
+  });
+
+  it('still ignores unknown settings such as SDK telemetry', () => {
+    const headers = { 'svc-telemetry-sdk': 'x' };
+    expect(() => parsePublishSettings({ ...base, headers })).not.toThrow();
   });
 });

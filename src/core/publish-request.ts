@@ -86,6 +86,7 @@ export function parsePublishSettings(p: {
   now: number;
 }): PublishSettings {
   const input = collectInput(p.prefix, p.headers, p.query);
+  rejectUnbuilt(p.prefix, input);
   const name = (suffix: string) => `${p.prefix}-${suffix}`;
   const get = (suffix: string): string | undefined => input.setting(name(suffix));
 
@@ -163,6 +164,31 @@ export function contentDeduplicationKey(p: {
 }
 
 // ---- input collection ---------------------------------------------------------------------
+
+/**
+ * Settings of the contract that this version does not implement yet. Ignoring them would be a
+ * silent surprise (a callback that never comes, a secret shown unredacted), so they are refused.
+ */
+const UNBUILT: readonly { suffix: string; feature: string }[] = [
+  { suffix: 'failure-callback', feature: 'failure callbacks are' },
+  { suffix: 'callback', feature: 'callbacks are' },
+  { suffix: 'redact-fields', feature: 'redaction is' },
+];
+
+function rejectUnbuilt(prefix: string, input: Input): void {
+  for (const name of input.settings.keys()) {
+    const suffix = name.slice(prefix.length + 1);
+    const unbuilt = UNBUILT.find((u) => suffix === u.suffix || suffix.startsWith(`${u.suffix}-`));
+    if (unbuilt) {
+      throw badRequest(
+        `${prefix}-${canonicalSuffix(suffix)} is not supported yet: ${unbuilt.feature} not implemented in this version`,
+      );
+    }
+  }
+}
+
+const canonicalSuffix = (suffix: string): string =>
+  suffix.replace(/(^|-)([a-z])/g, (_m: string, dash: string, c: string) => dash + c.toUpperCase());
 
 interface Input {
   /** Names of incoming headers, lower case, with their values as sent (header origin only). */

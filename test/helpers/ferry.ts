@@ -41,6 +41,9 @@ export interface TestFerry {
 
 export const pgUrl = process.env.TEST_DATABASE_URL;
 
+/** The storages end-to-end suites run on: SQLite always, PostgreSQL when TEST_DATABASE_URL is set. */
+export const STORAGES: ('sqlite' | 'postgres')[] = pgUrl ? ['sqlite', 'postgres'] : ['sqlite'];
+
 export async function startFerry(options: TestFerryOptions = {}): Promise<TestFerry> {
   const dataDir = mkdtempSync(join(tmpdir(), 'ferry-test-'));
   const config = loadConfig(

@@ -44,13 +44,18 @@ function dlqQuery(url: string): ParsedQuery {
 function overrideFrom(request: FastifyRequest, ctx: ApiContext): RetryOverride {
   const prefix = ctx.prefix.toLowerCase();
   const query = searchParams(request.url);
+  // Query names match case-insensitively, as on publish.
+  const queryNames = new Set([...query.keys()].map((k) => k.toLowerCase()));
   const sent = (name: string): boolean => {
     const key = `${prefix}-${name}`;
-    return request.headers[key] !== undefined || query.has(key);
+    return request.headers[key] !== undefined || queryNames.has(key);
   };
   const forwards =
-    Object.keys(request.headers).some((h) => h.startsWith(`${prefix}-forward-`)) ||
-    request.headers['content-type'] !== undefined;
+    [...Object.keys(request.headers), ...queryNames].some((h) =>
+      h.startsWith(`${prefix}-forward-`),
+    ) ||
+    request.headers['content-type'] !== undefined ||
+    sent('header-forward');
   const limits = ctx.accounts.limits(request.account);
   return (stored: Message, now: number): Message => {
     const s = parsePublishSettings({

@@ -235,11 +235,11 @@ export class RootScope implements Scope {
 
   /** Waits for queued operations and open transactions, then closes the connection. */
   close(): Promise<void> {
-    return this.lock.runExclusive(() => {
+    return this.lock.runExclusive(async () => {
       if (this.closed) return;
       this.closed = true;
+      await this.walSync?.close(); // answers owed to writes that await their fsync come first
       this.db.close();
-      this.walSync?.close();
     });
   }
 

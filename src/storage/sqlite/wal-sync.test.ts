@@ -24,7 +24,7 @@ describe('WalSync', () => {
     const fourth = sync.sync();
     expect(fourth).not.toBe(second);
     await fourth;
-    sync.close();
+    await sync.close();
   });
 
   it('rejects when the WAL file cannot be synced', async () => {

@@ -32,7 +32,11 @@ export class WalSync {
     return this.queued;
   }
 
-  close(): void {
+  /** Waits for fsyncs in flight (their callers are owed an answer), then closes the file. */
+  async close(): Promise<void> {
+    while (this.running ?? this.queued) {
+      await (this.queued ?? this.running)?.catch(() => undefined);
+    }
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
   }
