@@ -49,6 +49,14 @@ describe('authentication', () => {
     );
   });
 
+  it('uses queue_token when the Authorization header is a webhook sender’s own (not Bearer)', async () => {
+    const q = encodeURIComponent(t.token);
+    const res = await fetch(`${t.url}/v2/events?queue_token=${q}`, {
+      headers: { authorization: 'Basic c2VuZGVyOnNlY3JldA==' },
+    });
+    expect(res.status).toBe(200);
+  });
+
   it('accepts queue_token and qstash_token in the query', async () => {
     const q = encodeURIComponent(t.token);
     expect((await fetch(`${t.url}/v2/events?queue_token=${q}`)).status).toBe(200);
@@ -113,6 +121,19 @@ describe('publish validation', () => {
       await publish(t, 'https://example.com', {}, tooBigForAnyPlan),
       413,
       /max_message_size/,
+    );
+  });
+
+  it('400 for settings of features not built yet, instead of ignoring them', async () => {
+    await expectError(
+      await publish(t, 'https://example.com', { 'Svc-Callback': 'https://example.com/cb' }),
+      400,
+      /Svc-Callback is not supported yet/,
+    );
+    await expectError(
+      await publish(t, 'https://example.com', { 'Svc-Redact-Fields': 'body' }),
+      400,
+      /Svc-Redact-Fields is not supported yet/,
     );
   });
 
