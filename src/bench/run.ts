@@ -13,12 +13,10 @@
  * - latency at 500 msg/s: publishes paced at a steady rate; publish→receive p50/p99 measured at
  *   the receiver from a timestamp in the body.
  *
- * Options: `--quick` (smaller N), `--only sqlite|postgres`.
+ * Options: `--quick` (smaller N), `--only sqlite|postgres`, `--case publish|e2e|latency`.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -31,6 +29,9 @@ const quick = process.argv.includes('--quick');
 const E2E_PUBLISHERS = 200;
 const onlyIndex = process.argv.indexOf('--only');
 const only = onlyIndex === -1 ? undefined : process.argv[onlyIndex + 1];
+const caseIndex = process.argv.indexOf('--case');
+const onlyCase = caseIndex === -1 ? undefined : process.argv[caseIndex + 1];
+const wanted = (name: 'publish' | 'e2e' | 'latency'): boolean => !onlyCase || onlyCase === name;
 
 interface Row {
   storage: string;
@@ -107,19 +108,46 @@ async function withSql<T>(fn: (sql: Sql) => Promise<T>): Promise<T> {
   }
 }
 
-/** A receiver that answers 200 and reports arrivals. */
-async function startSink(onBody: (body: string) => void): Promise<{ url: string; server: Server }> {
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      res.end('ok');
-      onBody(Buffer.concat(chunks).toString());
+interface Sink {
+  url: string;
+  /** Resolves when the receiver has had `n` requests. */
+  received(n: number): Promise<void>;
+  /** Per request: ms from the timestamp in the body to its arrival. */
+  delays(): Promise<number[]>;
+  stop(): Promise<void>;
+}
+
+/** The receiver, in a process of its own (see receiver.ts). */
+async function startSink(): Promise<Sink> {
+  const child = fork(new URL('./receiver.js', import.meta.url).pathname, [], { stdio: 'inherit' });
+  const next = <T extends { type: string }>(type: T['type']): Promise<T> =>
+    new Promise((resolve) => {
+      const on = (message: T): void => {
+        if (message.type !== type) return;
+        child.off('message', on);
+        resolve(message);
+      };
+      child.on('message', on);
     });
-  });
-  server.keepAliveTimeout = 60_000;
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+  const { port } = await next<{ type: 'ready'; port: number }>('ready');
+  return {
+    url: `http://127.0.0.1:${port}`,
+    received(n) {
+      const done = next('done');
+      child.send({ type: 'expect', n });
+      return done.then(() => undefined);
+    },
+    async delays() {
+      const answer = next<{ type: 'delays'; delays: number[] }>('delays');
+      child.send({ type: 'delays' });
+      return (await answer).delays;
+    },
+    async stop() {
+      const exited = new Promise((resolve) => child.on('exit', resolve));
+      child.send({ type: 'stop' });
+      await exited;
+    },
+  };
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -202,23 +230,18 @@ async function benchPublish(
 }
 
 async function benchEndToEnd(storage: 'sqlite' | 'postgres', n: number): Promise<Row> {
-  let received = 0;
-  let done: () => void = () => undefined;
-  const all = new Promise<void>((r) => (done = r));
-  const sink = await startSink(() => {
-    if (++received === n) done();
-  });
+  const sink = await startSink();
   const ferry = await startFerry(storage);
   try {
+    const all = sink.received(n);
     const start = performance.now();
-    const publishing = publishMany({
+    const { seconds: publishSeconds } = await publishMany({
       ferry,
       destination: `${sink.url}/e2e`,
       n,
       concurrency: E2E_PUBLISHERS,
       body: (i) => `message ${i} ${'x'.repeat(100)}`,
     });
-    const { seconds: publishSeconds } = await publishing;
     await all;
     const seconds = (performance.now() - start) / 1000;
     return {
@@ -230,8 +253,7 @@ async function benchEndToEnd(storage: 'sqlite' | 'postgres', n: number): Promise
     };
   } finally {
     await ferry.stop();
-    sink.server.closeAllConnections();
-    sink.server.close();
+    await sink.stop();
   }
 }
 
@@ -241,27 +263,21 @@ async function benchLatency(
   seconds: number,
 ): Promise<Row> {
   const n = rate * seconds;
-  const delays: number[] = [];
-  let done: () => void = () => undefined;
-  const all = new Promise<void>((r) => (done = r));
-  const origin = performance.timeOrigin;
-  const sink = await startSink((body) => {
-    const sent = Number(body.split(' ')[0]);
-    delays.push(origin + performance.now() - sent);
-    if (delays.length === n) done();
-  });
+  const sink = await startSink();
   const ferry = await startFerry(storage);
   try {
+    const all = sink.received(n);
     await publishMany({
       ferry,
       destination: `${sink.url}/latency`,
       n,
       concurrency: 20,
       paceMs: 1000 / rate,
-      body: () => `${origin + performance.now()} ${'x'.repeat(100)}`,
+      // Wall-clock ms, comparable across processes (the receiver subtracts it from its own).
+      body: () => `${performance.timeOrigin + performance.now()} ${'x'.repeat(100)}`,
     });
     await all;
-    delays.sort((a, b) => a - b);
+    const delays = (await sink.delays()).sort((a, b) => a - b);
     return {
       storage,
       case: `publish→receive latency at ${rate} msg/s`,
@@ -271,8 +287,7 @@ async function benchLatency(
     };
   } finally {
     await ferry.stop();
-    sink.server.closeAllConnections();
-    sink.server.close();
+    await sink.stop();
   }
 }
 
@@ -288,10 +303,12 @@ async function main(): Promise<void> {
       console.error(`${r.storage} | ${r.case}: ${r.result} (${r.detail})`);
       rows.push(r);
     };
-    await run(benchPublish(storage, 1, Math.round(2_000 * scale)));
-    await run(benchPublish(storage, 50, Math.round(20_000 * scale)));
-    await run(benchEndToEnd(storage, Math.round(20_000 * scale)));
-    await run(benchLatency(storage, 500, quick ? 4 : 10));
+    if (wanted('publish')) {
+      await run(benchPublish(storage, 1, Math.round(2_000 * scale)));
+      await run(benchPublish(storage, 50, Math.round(20_000 * scale)));
+    }
+    if (wanted('e2e')) await run(benchEndToEnd(storage, Math.round(20_000 * scale)));
+    if (wanted('latency')) await run(benchLatency(storage, 500, quick ? 4 : 10));
   }
   const cpu = cpus()[0]?.model ?? 'unknown CPU';
   console.log(
@@ -306,8 +323,8 @@ async function main(): Promise<void> {
   console.log(
     '\nMethod: Ferry runs as a child process (`ferry start`, default settings, SQLite with ' +
       'synchronous=FULL, a fresh data directory per case); the load generator (undici pool, ' +
-      'keep-alive) and the receiver (node:http, answers 200 at once) run in the benchmark ' +
-      'process on the same machine, all on 127.0.0.1. Bodies are ~110 bytes. Publish cases use ' +
+      'keep-alive) runs in the benchmark process and the receiver (node:http, answers 200 at ' +
+      'once) in a process of its own, all on 127.0.0.1. Bodies are ~110 bytes. Publish cases use ' +
       '`Svc-Delay: 1d` so no delivery runs meanwhile. The end-to-end case publishes from ' +
       `${E2E_PUBLISHERS} concurrent clients so that publishing does not cap the delivery rate. ` +
       'The latency case paces publishes at a steady rate over a 20-connection pool; latency is ' +

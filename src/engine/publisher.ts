@@ -45,7 +45,9 @@ export class Publisher {
     this.group = new GroupCommit({
       commit: (batch) => this.commit(batch),
       maxBatch: options.maxBatch ?? 2_000,
-      maxInFlight: 4,
+      // Many batches may wait for their fsync at once (they share fsyncs, see WalSync), so a
+      // slow fsync does not stop the next publishes from committing and being delivered.
+      maxInFlight: 16,
       weight: (items) => items.length,
     });
   }
@@ -62,39 +64,51 @@ export class Publisher {
 
   private async commit(batch: PublishItem[][]): Promise<PublishResult[][]> {
     const now = this.options.clock.now();
-    const results = await this.options.executor.transaction(async (tx) => {
-      const messages: Message[] = [];
-      const events: EventRecord[] = [];
-      const perRequest: PublishResult[][] = [];
-      for (const items of batch) {
-        const results: PublishResult[] = [];
-        for (const { message, dedupKey } of items) {
-          if (dedupKey !== undefined) {
-            const claim = await tx.dedupClaim({
-              accountId: message.accountId,
-              key: dedupKey,
-              messageId: message.id,
-              now,
-              expiresAt: now + this.dedupWindowMs,
-            });
-            if (claim.duplicate) {
-              results.push({ messageId: claim.messageId, deduplicated: true });
-              continue;
+    let stored = 0;
+    const results = await this.options.executor.transaction(
+      async (tx) => {
+        const messages: Message[] = [];
+        const events: EventRecord[] = [];
+        const perRequest: PublishResult[][] = [];
+        for (const items of batch) {
+          const results: PublishResult[] = [];
+          for (const { message, dedupKey } of items) {
+            if (dedupKey !== undefined) {
+              const claim = await tx.dedupClaim({
+                accountId: message.accountId,
+                key: dedupKey,
+                messageId: message.id,
+                now,
+                expiresAt: now + this.dedupWindowMs,
+              });
+              if (claim.duplicate) {
+                results.push({ messageId: claim.messageId, deduplicated: true });
+                continue;
+              }
             }
+            messages.push(message);
+            events.push(eventOf(message, 'CREATED', message.createdAt));
+            results.push({ messageId: message.id, deduplicated: false });
           }
-          messages.push(message);
-          events.push(eventOf(message, 'CREATED', message.createdAt));
-          results.push({ messageId: message.id, deduplicated: false });
+          perRequest.push(results);
         }
-        perRequest.push(results);
-      }
-      if (messages.length > 0) {
-        await tx.messageInsertMany({ messages });
-        await tx.eventInsertMany({ events });
-      }
-      return { perRequest, stored: messages.length };
-    });
-    if (results.stored > 0) this.options.onCommitted();
-    return results.perRequest;
+        if (messages.length > 0) {
+          await tx.messageInsertMany({ messages });
+          await tx.eventInsertMany({ events });
+        }
+        stored = messages.length;
+        return perRequest;
+      },
+      {
+        // Wake the engine as soon as the messages are committed, not when they are durable: the
+        // publisher's answer waits for the fsync, the delivery does not have to. A power loss in
+        // between can take a message that was delivered but never acknowledged, which a publisher
+        // retrying its unacknowledged publish turns into a duplicate: at least once still holds.
+        onCommit: () => {
+          if (stored > 0) this.options.onCommitted();
+        },
+      },
+    );
+    return results;
   }
 }

@@ -177,6 +177,12 @@ export interface TransactionOptions {
    * claims and delivery outcomes (the message is then delivered again, at least once).
    */
   durable?: boolean;
+  /**
+   * Called once the transaction has committed, before `transaction()` waits for durability:
+   * other work of this process can see the writes from here on. The publisher wakes the engine
+   * here, so a delivery need not wait for the publish's fsync (see engine/publisher.ts).
+   */
+  onCommit?: () => void;
 }
 
 /** All operations. A `Tx` is an executor whose operations run in one transaction. */

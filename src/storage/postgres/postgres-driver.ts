@@ -61,15 +61,22 @@ class PostgresExecutor implements Executor {
    * (SQLite nests the same way with better-sqlite3's savepoints.)
    */
   transaction<T>(fn: (tx: Executor) => Promise<T>, options?: TransactionOptions): Promise<T> {
-    return this.track(
+    const done = this.track(
       this.begin(async (tx) => {
         // Like SQLite skipping its WAL fsync wait: COMMIT returns before the WAL flush; a crash
         // of the server may lose the transaction, never reorder it, and never corrupt anything.
-        if (options?.durable === false && this.track !== untracked)
+        if (options?.durable === false && this.track !== untracked) {
           await tx`SET LOCAL synchronous_commit = off`;
+        }
         return fn(new PostgresExecutor(tx, savepointOf(tx)));
       }),
     );
+    // Unlike SQLite, PostgreSQL makes a commit visible and durable in the same step.
+    if (!options?.onCommit) return done;
+    return done.then((result) => {
+      options.onCommit?.();
+      return result;
+    });
   }
 
   accountInsert = this.op(accounts.accountInsert);

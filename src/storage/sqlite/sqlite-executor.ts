@@ -204,6 +204,7 @@ export class RootScope implements Scope {
         result = await fn(tx.executor);
         this.commit.run();
         this.ops.leases.commit();
+        options?.onCommit?.();
       } catch (error) {
         if (this.db.inTransaction) this.rollback.run();
         this.ops.leases.rollback();
