@@ -4,21 +4,21 @@
  * It keeps up to `concurrency` deliveries in flight. When there is room it claims a batch of due
  * messages (a lease: their `dueAt` moves to the lease expiry, so a dead node's messages come
  * back by themselves), sends each over HTTP, decides the outcome with a pure function, and
- * writes the outcomes of everything that finished meanwhile in one transaction (group commit).
+ * hands the outcome to the OutcomeWriter, which writes everything that finished meanwhile in one
+ * transaction (group commit).
  * It sleeps until the earliest due time or a wake-up (a publish on this node, or NOTIFY from
  * another), and never polls in a tight loop.
  */
 import type { Clock } from '../core/clock.js';
-import { newDlqId } from '../core/ids.js';
 import type { Logger } from '../core/logger.js';
 import { compileRetryDelay } from '../core/retry-delay.js';
-import { decideOutcome, type AttemptResult, type Outcome } from '../core/retry-timing.js';
+import { decideOutcome } from '../core/retry-timing.js';
 import { signRequest } from '../core/signature.js';
-import type { ClaimedMessage, DlqEntry, EventRecord, Message } from '../core/types.js';
+import type { ClaimedMessage } from '../core/types.js';
 import type { Executor } from '../storage/driver.js';
 import type { AccountDirectory } from './accounts.js';
 import type { Dispatcher } from './dispatcher.js';
-import { GroupCommit } from './group-commit.js';
+import { NOT_DURABLE, OutcomeWriter, type Completion } from './outcome-writer.js';
 import { eventOf } from './records.js';
 
 export interface EngineOptions {
@@ -45,33 +45,6 @@ export interface EngineOptions {
   outcomeLingerMs?: number;
 }
 
-/** The message as stored, without the claim's fencing token. */
-function withoutLease(message: ClaimedMessage): Message {
-  const stored: Partial<ClaimedMessage> = { ...message };
-  delete stored.leaseToken;
-  return stored as Message;
-}
-
-/**
- * Claims and outcomes do not wait for their fsync: if a power loss takes one, the message is
- * simply delivered again (at least once). A process crash loses neither (see TransactionOptions).
- */
-const NOT_DURABLE = { durable: false } as const;
-
-type Completion =
-  | {
-      kind: 'outcome';
-      message: ClaimedMessage;
-      attempt: AttemptResult;
-      outcome: Outcome;
-      finishedAt: number;
-      dlqRetentionMs: number;
-    }
-  /** Shutdown interrupted the attempt: due again, no attempt counted. */
-  | { kind: 'release'; message: ClaimedMessage }
-  /** Log lines that need no transaction of their own (the ACTIVE event of a claim). */
-  | { kind: 'events'; events: EventRecord[] };
-
 interface InFlight {
   leaseToken: string;
   leaseUntil: number;
@@ -82,7 +55,7 @@ interface InFlight {
 export class Engine {
   private readonly inFlight = new Map<string, InFlight>();
   private readonly retryDelays = new Map<string, (retried: number) => number>();
-  private readonly completions: GroupCommit<Completion, void>;
+  private readonly outcomes: OutcomeWriter;
   private running = false;
   private claiming = false;
   private wakePending = false;
@@ -93,16 +66,15 @@ export class Engine {
   private heartbeat: NodeJS.Timeout | undefined;
   private readonly claimBatch: number;
   private readonly maxIdleMs: number;
-  private readonly eventResponseBytes: number;
 
   constructor(private readonly options: EngineOptions) {
     this.claimBatch = options.claimBatch ?? 200;
     this.maxIdleMs = options.maxIdleMs ?? 5_000;
-    this.eventResponseBytes = options.eventResponseBytes ?? 8 * 1024;
-    this.completions = new GroupCommit({
-      commit: (batch) => this.writeOutcomes(batch),
-      maxBatch: 1_000,
-      maxInFlight: 4,
+    this.outcomes = new OutcomeWriter({
+      executor: options.executor,
+      clock: options.clock,
+      logger: options.logger,
+      eventResponseBytes: options.eventResponseBytes ?? 8 * 1024,
       // Nobody waits on an outcome's commit, so give more outcomes the chance to share it.
       lingerMs: options.outcomeLingerMs ?? 5,
     });
@@ -157,7 +129,7 @@ export class Engine {
       for (const flight of this.inFlight.values()) flight.abort.abort();
       await all();
     }
-    await this.completions.drain();
+    await this.outcomes.drain();
   }
 
   /**
@@ -168,7 +140,7 @@ export class Engine {
   async runOnce(): Promise<number> {
     const claimed = await this.claim(this.options.concurrency);
     await Promise.all(claimed.map((message) => this.deliver(message)));
-    await this.completions.drain();
+    await this.outcomes.drain();
     return claimed.length;
   }
 
@@ -346,111 +318,9 @@ export class Engine {
     return fn;
   }
 
-  /** Queues a completion for the next group commit and resolves once it is written. */
+  /** Queues an outcome (or log lines) for the outcome writer; resolves once written. */
   private complete(completion: Completion): Promise<void> {
-    return this.completions.add(completion);
-  }
-
-  private async writeOutcomes(batch: Completion[]): Promise<void[]> {
-    try {
-      await this.applyCompletions(batch);
-    } catch (error) {
-      // Unwritten outcomes leave the messages leased; they are delivered again after the
-      // lease expires (at-least-once), so this loses nothing.
-      this.options.logger.error({ err: error, count: batch.length }, 'writing outcomes failed');
-    }
-    return [];
-  }
-
-  private async applyCompletions(batch: Completion[]): Promise<void> {
-    const now = this.options.clock.now();
-    await this.options.executor.transaction(async (tx) => {
-      // ACTIVE events first: a message's ACTIVE always precedes its outcome in the log.
-      const logged = batch.flatMap((c) => (c.kind === 'events' ? c.events : []));
-      if (logged.length > 0) await tx.eventInsertMany({ events: logged });
-      const releases = batch.filter((c) => c.kind === 'release');
-      if (releases.length > 0) {
-        await tx.messageReleaseMany({ leases: releases.map((c) => c.message), dueAt: now });
-      }
-      const outcomes = batch.filter((c) => c.kind === 'outcome');
-      const finals = outcomes.filter((c) => c.outcome.kind !== 'retry');
-      const retries = outcomes.filter((c) => c.outcome.kind === 'retry');
-      const deleted = new Set(
-        finals.length > 0
-          ? await tx.messageDeleteLeasedMany({ leases: finals.map((c) => c.message) })
-          : [],
-      );
-      const retried = new Set(
-        retries.length > 0
-          ? await tx.messageRetryManyLeased({
-              retries: retries.map((c) => ({
-                id: c.message.id,
-                leaseToken: c.message.leaseToken,
-                dueAt: c.outcome.kind === 'retry' ? c.outcome.dueAt : now,
-                retried: c.message.retried + 1,
-              })),
-            })
-          : [],
-      );
-      const events: EventRecord[] = [];
-      const dlq: DlqEntry[] = [];
-      for (const c of outcomes) {
-        // A completion whose lease was lost (cancelled, or re-claimed after expiry) writes nothing.
-        if (!deleted.has(c.message.id) && !retried.has(c.message.id)) continue;
-        this.recordOutcome(c, events, dlq);
-      }
-      if (events.length > 0) await tx.eventInsertMany({ events });
-      if (dlq.length > 0) await tx.dlqInsertMany({ entries: dlq });
-    }, NOT_DURABLE);
-  }
-
-  private recordOutcome(
-    c: Extract<Completion, { kind: 'outcome' }>,
-    events: EventRecord[],
-    dlq: DlqEntry[],
-  ): void {
-    const { message, attempt, outcome, finishedAt } = c;
-    const response =
-      attempt.kind === 'response'
-        ? {
-            responseStatus: attempt.status,
-            responseHeader: attempt.headers,
-            responseBody: attempt.body.subarray(0, this.eventResponseBytes),
-          }
-        : {};
-    switch (outcome.kind) {
-      case 'delivered':
-        events.push(eventOf(message, 'DELIVERED', finishedAt, response));
-        return;
-      case 'retry':
-        events.push(eventOf(message, 'ERROR', finishedAt, { ...response, error: outcome.error }));
-        events.push(
-          eventOf(message, 'RETRY', finishedAt, {
-            retried: message.retried + 1,
-            nextDeliveryTime: outcome.dueAt,
-          }),
-        );
-        return;
-      case 'failed': {
-        events.push(eventOf(message, 'ERROR', finishedAt, { ...response, error: outcome.error }));
-        events.push(eventOf(message, 'FAILED', finishedAt, { error: outcome.error }));
-        const stored = withoutLease(message);
-        dlq.push({
-          dlqId: newDlqId(finishedAt),
-          message: stored,
-          createdAt: finishedAt,
-          expiresAt: finishedAt + c.dlqRetentionMs,
-          ...(attempt.kind === 'response'
-            ? {
-                responseStatus: attempt.status,
-                responseHeader: attempt.headers,
-                responseBody: attempt.body,
-              }
-            : { error: attempt.error }),
-        });
-        return;
-      }
-    }
+    return this.outcomes.add(completion);
   }
 
   /** Keeps leases of long deliveries alive, so only a dead node's messages are re-delivered. */

@@ -1,0 +1,176 @@
+/**
+ * Writes what the engine learns: attempt outcomes (message deleted or rescheduled, the events,
+ * the DLQ entry), released leases and ACTIVE events, in batches. Nobody waits on these commits,
+ * so they linger a few ms to share one, and they do not wait for an fsync (`NOT_DURABLE`).
+ */
+import type { Clock } from '../core/clock.js';
+import { newDlqId } from '../core/ids.js';
+import type { Logger } from '../core/logger.js';
+import type { AttemptResult, Outcome } from '../core/retry-timing.js';
+import type { ClaimedMessage, DlqEntry, EventRecord, Message } from '../core/types.js';
+import type { Executor } from '../storage/driver.js';
+import { GroupCommit } from './group-commit.js';
+import { eventOf } from './records.js';
+
+/** The message as stored, without the claim's fencing token. */
+function withoutLease(message: ClaimedMessage): Message {
+  const stored: Partial<ClaimedMessage> = { ...message };
+  delete stored.leaseToken;
+  return stored as Message;
+}
+
+/**
+ * Claims and outcomes do not wait for their fsync: if a power loss takes one, the message is
+ * simply delivered again (at least once). A process crash loses neither (see TransactionOptions).
+ */
+export const NOT_DURABLE = { durable: false } as const;
+
+/** What the engine hands to the writer when an attempt ends (or a claim is logged). */
+export type Completion =
+  | {
+      kind: 'outcome';
+      message: ClaimedMessage;
+      attempt: AttemptResult;
+      outcome: Outcome;
+      finishedAt: number;
+      dlqRetentionMs: number;
+    }
+  /** Shutdown interrupted the attempt: due again, no attempt counted. */
+  | { kind: 'release'; message: ClaimedMessage }
+  /** Log lines that need no transaction of their own (the ACTIVE event of a claim). */
+  | { kind: 'events'; events: EventRecord[] };
+
+export interface OutcomeWriterOptions {
+  executor: Executor;
+  clock: Clock;
+  logger: Logger;
+  /** Response bytes kept in events; the DLQ keeps the whole (capped) response. */
+  eventResponseBytes: number;
+  /** How long outcomes wait to share a commit. */
+  lingerMs: number;
+}
+
+export class OutcomeWriter {
+  private readonly group: GroupCommit<Completion, void>;
+
+  constructor(private readonly options: OutcomeWriterOptions) {
+    this.group = new GroupCommit({
+      commit: (batch) => this.write(batch),
+      maxBatch: 1_000,
+      maxInFlight: 4,
+      lingerMs: options.lingerMs,
+    });
+  }
+
+  /** Queues a completion; resolves once it is written (or its write failed and was logged). */
+  add(completion: Completion): Promise<void> {
+    return this.group.add(completion);
+  }
+
+  /** Resolves when everything queued so far is written. */
+  drain(): Promise<void> {
+    return this.group.drain();
+  }
+
+  private async write(batch: Completion[]): Promise<void[]> {
+    try {
+      await this.applyCompletions(batch);
+    } catch (error) {
+      // Unwritten outcomes leave the messages leased; they are delivered again after the
+      // lease expires (at-least-once), so this loses nothing.
+      this.options.logger.error({ err: error, count: batch.length }, 'writing outcomes failed');
+    }
+    return [];
+  }
+
+  private async applyCompletions(batch: Completion[]): Promise<void> {
+    const now = this.options.clock.now();
+    await this.options.executor.transaction(async (tx) => {
+      // ACTIVE events first: a message's ACTIVE always precedes its outcome in the log.
+      const logged = batch.flatMap((c) => (c.kind === 'events' ? c.events : []));
+      if (logged.length > 0) await tx.eventInsertMany({ events: logged });
+      const releases = batch.filter((c) => c.kind === 'release');
+      if (releases.length > 0) {
+        await tx.messageReleaseMany({ leases: releases.map((c) => c.message), dueAt: now });
+      }
+      const outcomes = batch.filter((c) => c.kind === 'outcome');
+      const finals = outcomes.filter((c) => c.outcome.kind !== 'retry');
+      const retries = outcomes.filter((c) => c.outcome.kind === 'retry');
+      const deleted = new Set(
+        finals.length > 0
+          ? await tx.messageDeleteLeasedMany({ leases: finals.map((c) => c.message) })
+          : [],
+      );
+      const retried = new Set(
+        retries.length > 0
+          ? await tx.messageRetryManyLeased({
+              retries: retries.map((c) => ({
+                id: c.message.id,
+                leaseToken: c.message.leaseToken,
+                dueAt: c.outcome.kind === 'retry' ? c.outcome.dueAt : now,
+                retried: c.message.retried + 1,
+              })),
+            })
+          : [],
+      );
+      const events: EventRecord[] = [];
+      const dlq: DlqEntry[] = [];
+      for (const c of outcomes) {
+        // A completion whose lease was lost (cancelled, or re-claimed after expiry) writes nothing.
+        if (!deleted.has(c.message.id) && !retried.has(c.message.id)) continue;
+        this.recordOutcome(c, events, dlq);
+      }
+      if (events.length > 0) await tx.eventInsertMany({ events });
+      if (dlq.length > 0) await tx.dlqInsertMany({ entries: dlq });
+    }, NOT_DURABLE);
+  }
+
+  private recordOutcome(
+    c: Extract<Completion, { kind: 'outcome' }>,
+    events: EventRecord[],
+    dlq: DlqEntry[],
+  ): void {
+    const { message, attempt, outcome, finishedAt } = c;
+    const response =
+      attempt.kind === 'response'
+        ? {
+            responseStatus: attempt.status,
+            responseHeader: attempt.headers,
+            responseBody: attempt.body.subarray(0, this.options.eventResponseBytes),
+          }
+        : {};
+    switch (outcome.kind) {
+      case 'delivered':
+        events.push(eventOf(message, 'DELIVERED', finishedAt, response));
+        return;
+      case 'retry':
+        events.push(eventOf(message, 'ERROR', finishedAt, { ...response, error: outcome.error }));
+        events.push(
+          eventOf(message, 'RETRY', finishedAt, {
+            retried: message.retried + 1,
+            nextDeliveryTime: outcome.dueAt,
+          }),
+        );
+        return;
+      case 'failed': {
+        events.push(eventOf(message, 'ERROR', finishedAt, { ...response, error: outcome.error }));
+        events.push(eventOf(message, 'FAILED', finishedAt, { error: outcome.error }));
+        const stored = withoutLease(message);
+        dlq.push({
+          dlqId: newDlqId(finishedAt),
+          message: stored,
+          createdAt: finishedAt,
+          expiresAt: finishedAt + c.dlqRetentionMs,
+          ...(attempt.kind === 'response'
+            ? {
+                responseStatus: attempt.status,
+                responseHeader: attempt.headers,
+                responseBody: attempt.body,
+              }
+            : { error: attempt.error }),
+        });
+        return;
+      }
+    }
+  }
+}
