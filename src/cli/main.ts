@@ -58,7 +58,8 @@ function banner(
     `    next signing key:    ${credentials.nextSigningKey}`,
     `  (saved in ${credentialsPath(config.dataDir)})`,
     '',
-    `  Try: curl -X POST ${credentials.baseUrl}/v2/publish/https://example.com -H "Authorization: Bearer $TOKEN" -d hello`,
+    `  Try: curl -X POST ${credentials.baseUrl}/v2/publish/https://example.com \\`,
+    `         -H "Authorization: Bearer ${credentials.token}" -d hello`,
     '',
   ].join('\n');
 }
