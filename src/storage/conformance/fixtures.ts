@@ -164,8 +164,3 @@ function normalize(value: unknown): unknown {
   }
   return value;
 }
-
-/** The ids of `items`, sorted, for order-insensitive comparisons. */
-export function sortedIds(items: readonly { id: string }[]): string[] {
-  return items.map((item) => item.id).sort();
-}
