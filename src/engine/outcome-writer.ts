@@ -86,24 +86,24 @@ export class OutcomeWriter {
   private async applyCompletions(batch: Completion[]): Promise<void> {
     const now = this.options.clock.now();
     await this.options.executor.transaction(async (tx) => {
-      // ACTIVE events first: a message's ACTIVE always precedes its outcome in the log.
+      // ACTIVE events first: a message's ACTIVE always precedes its outcome in the log. These
+      // writes are independent, so they are issued together: PostgreSQL pipelines them instead
+      // of waiting a round trip for each; SQLite runs them in call order.
       const logged = batch.flatMap((c) => (c.kind === 'events' ? c.events : []));
-      if (logged.length > 0) await tx.eventInsertMany({ events: logged });
       const releases = batch.filter((c) => c.kind === 'release');
-      if (releases.length > 0) {
-        await tx.messageReleaseMany({ leases: releases.map((c) => c.message), dueAt: now });
-      }
       const outcomes = batch.filter((c) => c.kind === 'outcome');
       const finals = outcomes.filter((c) => c.outcome.kind !== 'retry');
       const retries = outcomes.filter((c) => c.outcome.kind === 'retry');
-      const deleted = new Set(
+      const [, , deletedIds, retriedIds] = await Promise.all([
+        logged.length > 0 ? tx.eventInsertMany({ events: logged }) : undefined,
+        releases.length > 0
+          ? tx.messageReleaseMany({ leases: releases.map((c) => c.message), dueAt: now })
+          : undefined,
         finals.length > 0
-          ? await tx.messageDeleteLeasedMany({ leases: finals.map((c) => c.message) })
+          ? tx.messageDeleteLeasedMany({ leases: finals.map((c) => c.message) })
           : [],
-      );
-      const retried = new Set(
         retries.length > 0
-          ? await tx.messageRetryManyLeased({
+          ? tx.messageRetryManyLeased({
               retries: retries.map((c) => ({
                 id: c.message.id,
                 leaseToken: c.message.leaseToken,
@@ -112,7 +112,9 @@ export class OutcomeWriter {
               })),
             })
           : [],
-      );
+      ]);
+      const deleted = new Set(deletedIds);
+      const retried = new Set(retriedIds);
       const events: EventRecord[] = [];
       const dlq: DlqEntry[] = [];
       for (const c of outcomes) {
@@ -120,8 +122,10 @@ export class OutcomeWriter {
         if (!deleted.has(c.message.id) && !retried.has(c.message.id)) continue;
         this.recordOutcome(c, events, dlq);
       }
-      if (events.length > 0) await tx.eventInsertMany({ events });
-      if (dlq.length > 0) await tx.dlqInsertMany({ entries: dlq });
+      await Promise.all([
+        events.length > 0 ? tx.eventInsertMany({ events }) : undefined,
+        dlq.length > 0 ? tx.dlqInsertMany({ entries: dlq }) : undefined,
+      ]);
     }, NOT_DURABLE);
   }
 

@@ -93,8 +93,9 @@ export class Publisher {
           perRequest.push(results);
         }
         if (messages.length > 0) {
-          await tx.messageInsertMany({ messages });
-          await tx.eventInsertMany({ events });
+          // Issued together: PostgreSQL pipelines them on the transaction's connection instead
+          // of a round trip each; SQLite runs them in call order as they are issued.
+          await Promise.all([tx.messageInsertMany({ messages }), tx.eventInsertMany({ events })]);
         }
         stored = messages.length;
         return perRequest;

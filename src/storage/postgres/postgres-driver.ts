@@ -66,7 +66,9 @@ class PostgresExecutor implements Executor {
         // Like SQLite skipping its WAL fsync wait: COMMIT returns before the WAL flush; a crash
         // of the server may lose the transaction, never reorder it, and never corrupt anything.
         if (options?.durable === false && this.track !== untracked) {
-          await tx`SET LOCAL synchronous_commit = off`;
+          // Sent without waiting for its answer: the next statements follow it on the same
+          // connection (pipelined); if it failed, they fail too and the transaction rolls back.
+          tx`SET LOCAL synchronous_commit = off`.execute().catch(() => undefined);
         }
         return fn(new PostgresExecutor(tx, savepointOf(tx)));
       }),
