@@ -5,7 +5,8 @@ import type {
   AccountInsertParams,
   AccountUpdateSigningKeysParams,
 } from '../driver.js';
-import { type AccountRow, type Db, toAccount } from './postgres-rows.js';
+import { type Db } from './postgres-rows.js';
+import { type AccountRow, accountFromRow } from '../sql/rows.js';
 
 export async function accountInsert(db: Db, { account: a }: AccountInsertParams): Promise<void> {
   await db`
@@ -18,7 +19,7 @@ export async function accountInsert(db: Db, { account: a }: AccountInsertParams)
 
 export async function accountGet(db: Db, p: AccountGetParams): Promise<Account | undefined> {
   const [row] = await db<AccountRow[]>`SELECT * FROM accounts WHERE id = ${p.id}`;
-  return row && toAccount(row);
+  return row && accountFromRow(row);
 }
 
 export async function accountUpdateSigningKeys(

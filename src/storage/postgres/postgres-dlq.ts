@@ -10,7 +10,8 @@ import type {
 import { buildFilter, joinLabels, urlParts } from '../sql/filter.js';
 import { unnestInsert } from './postgres-batch.js';
 import { newBinder } from './postgres-bind.js';
-import { type Db, type DlqRow, dlqMessageJson, toDlqEntry } from './postgres-rows.js';
+import { type Db } from './postgres-rows.js';
+import { type DlqRow, dlqMessageJson, dlqFromRow } from '../sql/rows.js';
 
 const json = (value: unknown): string | undefined =>
   value === undefined ? undefined : JSON.stringify(value);
@@ -47,7 +48,7 @@ export async function dlqGet(db: Db, p: DlqGetParams): Promise<DlqEntry | undefi
     [p.accountId, p.dlqId],
     { prepare: true },
   );
-  return row && toDlqEntry(row);
+  return row && dlqFromRow(row);
 }
 
 /** Newest first by `dlq_id` (ids sort by creation time); the cursor is the last returned id. */
@@ -71,7 +72,7 @@ export async function dlqList(db: Db, p: DlqListParams): Promise<Page<DlqEntry>>
   const text = `SELECT ${ENTRY_COLUMNS} FROM dlq WHERE ${where.join(' AND ')}
     ORDER BY dlq_id DESC LIMIT ${bind(p.count + 1)}`;
   const rows = await db.unsafe<DlqRow[]>(text, params);
-  const items = rows.slice(0, p.count).map(toDlqEntry);
+  const items = rows.slice(0, p.count).map(dlqFromRow);
   const last = items[items.length - 1];
   return rows.length > p.count && last ? { items, cursor: last.dlqId } : { items };
 }

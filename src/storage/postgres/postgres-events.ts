@@ -5,7 +5,8 @@ import type { EventDeleteBeforeParams, EventListParams, Page } from '../driver.j
 import { buildFilter, joinLabels, urlParts } from '../sql/filter.js';
 import { unnestInsert } from './postgres-batch.js';
 import { newBinder } from './postgres-bind.js';
-import { type Db, type EventRow, toEvent } from './postgres-rows.js';
+import { type Db } from './postgres-rows.js';
+import { type EventRow, eventFromRow } from '../sql/rows.js';
 
 const json = (value: unknown): string | undefined =>
   value === undefined ? undefined : JSON.stringify(value);
@@ -98,7 +99,7 @@ export async function eventList(db: Db, p: EventListParams): Promise<Page<EventR
     ) c ON true
     ORDER BY e.id DESC`;
   const rows = await db.unsafe<EventRow[]>(text, params);
-  const items = rows.slice(0, p.count).map(toEvent);
+  const items = rows.slice(0, p.count).map(eventFromRow);
   const last = items[items.length - 1];
   return rows.length > p.count && last ? { items, cursor: String(last.id) } : { items };
 }

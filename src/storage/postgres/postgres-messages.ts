@@ -14,7 +14,8 @@ import type {
 import { buildFilter, joinLabels, urlParts } from '../sql/filter.js';
 import { unnestInsert } from './postgres-batch.js';
 import { newBinder } from './postgres-bind.js';
-import { type Db, type MessageRow, toClaimedMessage, toMessage } from './postgres-rows.js';
+import { type Db, toClaimedMessage } from './postgres-rows.js';
+import { type MessageRow, messageFromRow } from '../sql/rows.js';
 
 export const insertMessages = unnestInsert<Message>('messages', [
   { name: 'id', type: 'text', value: (m) => m.id },
@@ -41,7 +42,7 @@ export const insertMessages = unnestInsert<Message>('messages', [
 export async function messageGet(db: Db, p: MessageGetParams): Promise<Message | undefined> {
   const [row] = await db<MessageRow[]>`
     SELECT * FROM messages WHERE account_id = ${p.accountId} AND id = ${p.id}`;
-  return row && toMessage(row);
+  return row && messageFromRow(row);
 }
 
 /**
@@ -171,6 +172,6 @@ export async function messageDeleteMany(db: Db, p: MessageDeleteManyParams): Pro
   // Not prepared: the text varies with the filter, and each variant would stay cached.
   const rows = await db.unsafe<MessageRow[]>(text, params);
   return rows
-    .map(toMessage)
+    .map(messageFromRow)
     .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }

@@ -45,20 +45,22 @@ import {
   DLQ_COLUMNS,
   EVENT_COLUMNS,
   MESSAGE_COLUMNS,
-  accountFromRow,
   accountParams,
   byCreatedAt,
-  dlqFromRow,
   dlqParams,
-  eventFromRow,
   eventParams,
-  messageFromRow,
   messageParams,
+} from './sqlite-rows.js';
+import {
+  accountFromRow,
+  dlqFromRow,
+  eventFromRow,
+  messageFromRow,
   type AccountRow,
   type DlqRow,
   type EventRow,
   type MessageRow,
-} from './sqlite-rows.js';
+} from '../sql/rows.js';
 import { SqliteStatements, type Statement } from './sqlite-statements.js';
 
 const MESSAGE_FILTER: FilterColumns = { messageId: 'id', time: 'created_at' };

@@ -1,89 +1,11 @@
 /**
- * Row ↔ object mapping for the SQLite schema (`migrations/001_init.sql`). SQL `NULL` becomes an
- * absent property, never `null`; JSON columns are TEXT; bodies are BLOBs, read back as Buffers
- * (a Buffer is a Uint8Array).
+ * Object → parameter mapping for the SQLite schema (`migrations/001_init.sql`). Rows are read
+ * back by the shared mappers of `../sql/rows.ts`. SQL `NULL` for absent values; JSON columns are
+ * TEXT; bodies are BLOBs.
  */
-import type {
-  Account,
-  DlqEntry,
-  EventRecord,
-  EventState,
-  HeaderMap,
-  HttpMethod,
-  Message,
-  MessageSpec,
-  PlanName,
-} from '../../core/types.js';
-import { joinLabels, splitLabels, urlParts } from '../sql/filter.js';
-
-export interface AccountRow {
-  id: string;
-  plan: string;
-  password_hash: string;
-  current_signing_key: string;
-  next_signing_key: string;
-  created_at: number;
-}
-
-export interface MessageRow {
-  id: string;
-  account_id: string;
-  url: string;
-  topic_name: string | null;
-  endpoint_name: string | null;
-  queue_name: string | null;
-  schedule_id: string | null;
-  caller_ip: string;
-  retried: number;
-  max_retries: number;
-  not_before: number;
-  created_at: number;
-  due_at: number;
-  lease_token: string | null;
-  spec: string;
-  body: Buffer;
-}
-
-export interface EventRow {
-  id: number;
-  account_id: string;
-  message_id: string;
-  time: number;
-  state: string;
-  url: string;
-  method: string;
-  topic_name: string | null;
-  endpoint_name: string | null;
-  queue_name: string | null;
-  schedule_id: string | null;
-  labels: string | null;
-  flow_control_key: string | null;
-  caller_ip: string;
-  retried: number;
-  max_retries: number;
-  /** The row's own header, or the CREATED event's (joined by the list query). */
-  header: string | null;
-  body: Buffer | null;
-  error: string | null;
-  next_delivery_time: number | null;
-  response_status: number | null;
-  response_header: string | null;
-  response_body: Buffer | null;
-}
-
-export interface DlqRow {
-  dlq_id: string;
-  created_at: number;
-  expires_at: number;
-  response_status: number | null;
-  response_header: string | null;
-  response_body: Buffer | null;
-  error: string | null;
-  message: string;
-  body: Buffer;
-}
-
-type Nullable<T> = T | null | undefined;
+import type { Account, DlqEntry, EventRecord, Message } from '../../core/types.js';
+import { joinLabels, urlParts } from '../sql/filter.js';
+import { dlqMessageJson } from '../sql/rows.js';
 
 /** SQL NULL for an absent value (better-sqlite3 rejects `undefined` as a parameter). */
 const orNull = <T>(value: T | undefined): T | null => (value === undefined ? null : value);
@@ -98,15 +20,6 @@ const blob = (bytes: Uint8Array): Buffer =>
 const optionalBlob = (bytes: Uint8Array | undefined): Buffer | null =>
   bytes === undefined ? null : blob(bytes);
 
-/** Sets `target[key]` only when the column is not NULL, so NULL reads back as absent. */
-function setPresent<T extends object, K extends keyof T>(
-  target: T,
-  key: K,
-  value: Nullable<T[K]>,
-): void {
-  if (value !== null && value !== undefined) target[key] = value;
-}
-
 // ---- accounts -----------------------------------------------------------------------------
 
 export const ACCOUNT_COLUMNS =
@@ -114,17 +27,6 @@ export const ACCOUNT_COLUMNS =
 
 export function accountParams(a: Account): unknown[] {
   return [a.id, a.plan, a.passwordHash, a.currentSigningKey, a.nextSigningKey, a.createdAt];
-}
-
-export function accountFromRow(row: AccountRow): Account {
-  return {
-    id: row.id,
-    plan: row.plan as PlanName,
-    passwordHash: row.password_hash,
-    currentSigningKey: row.current_signing_key,
-    nextSigningKey: row.next_signing_key,
-    createdAt: row.created_at,
-  };
 }
 
 // ---- messages -----------------------------------------------------------------------------
@@ -158,27 +60,6 @@ export function messageParams(m: Message): unknown[] {
     JSON.stringify(m.spec),
     blob(m.body),
   ];
-}
-
-export function messageFromRow(row: MessageRow): Message {
-  const message: Message = {
-    id: row.id,
-    accountId: row.account_id,
-    url: row.url,
-    callerIp: row.caller_ip,
-    retried: row.retried,
-    maxRetries: row.max_retries,
-    notBefore: row.not_before,
-    createdAt: row.created_at,
-    dueAt: row.due_at,
-    spec: JSON.parse(row.spec) as MessageSpec,
-    body: row.body,
-  };
-  setPresent(message, 'topicName', row.topic_name);
-  setPresent(message, 'endpointName', row.endpoint_name);
-  setPresent(message, 'queueName', row.queue_name);
-  setPresent(message, 'scheduleId', row.schedule_id);
-  return message;
 }
 
 /** Orders messages oldest first, as bulk cancel returns them. */
@@ -225,35 +106,6 @@ export function eventParams(e: EventRecord): unknown[] {
   ];
 }
 
-export function eventFromRow(row: EventRow): EventRecord {
-  const event: EventRecord = {
-    id: row.id,
-    messageId: row.message_id,
-    accountId: row.account_id,
-    url: row.url,
-    method: row.method as HttpMethod,
-    callerIp: row.caller_ip,
-    time: row.time,
-    state: row.state as EventState,
-    retried: row.retried,
-    maxRetries: row.max_retries,
-  };
-  setPresent(event, 'topicName', row.topic_name);
-  setPresent(event, 'endpointName', row.endpoint_name);
-  setPresent(event, 'queueName', row.queue_name);
-  setPresent(event, 'scheduleId', row.schedule_id);
-  setPresent(event, 'labels', splitLabels(row.labels));
-  setPresent(event, 'flowControlKey', row.flow_control_key);
-  setPresent(event, 'header', parseHeaders(row.header));
-  setPresent(event, 'body', row.body);
-  setPresent(event, 'error', row.error);
-  setPresent(event, 'nextDeliveryTime', row.next_delivery_time);
-  setPresent(event, 'responseStatus', row.response_status);
-  setPresent(event, 'responseHeader', parseHeaders(row.response_header));
-  setPresent(event, 'responseBody', row.response_body);
-  return event;
-}
-
 // ---- dlq ----------------------------------------------------------------------------------
 
 export const DLQ_COLUMNS =
@@ -264,8 +116,6 @@ export const DLQ_COLUMNS =
 export function dlqParams(d: DlqEntry): unknown[] {
   const m = d.message;
   const { host, path } = urlParts(m.url);
-  // The `message` column holds the Message without its body, which has its own BLOB column.
-  const { body, ...withoutBody } = m;
   return [
     d.dlqId,
     m.accountId,
@@ -285,26 +135,7 @@ export function dlqParams(d: DlqEntry): unknown[] {
     json(d.responseHeader),
     optionalBlob(d.responseBody),
     orNull(d.error),
-    JSON.stringify(withoutBody),
-    blob(body),
+    dlqMessageJson(m),
+    blob(m.body),
   ];
-}
-
-export function dlqFromRow(row: DlqRow): DlqEntry {
-  const message = { ...(JSON.parse(row.message) as Omit<Message, 'body'>), body: row.body };
-  const entry: DlqEntry = {
-    dlqId: row.dlq_id,
-    message,
-    createdAt: row.created_at,
-    expiresAt: row.expires_at,
-  };
-  setPresent(entry, 'responseStatus', row.response_status);
-  setPresent(entry, 'responseHeader', parseHeaders(row.response_header));
-  setPresent(entry, 'responseBody', row.response_body);
-  setPresent(entry, 'error', row.error);
-  return entry;
-}
-
-function parseHeaders(text: string | null): HeaderMap | undefined {
-  return text === null ? undefined : (JSON.parse(text) as HeaderMap);
 }

@@ -1,0 +1,190 @@
+/**
+ * Row shapes of the schema (the same tables and columns in both SQL drivers) and their mapping
+ * to domain objects. SQL NULL becomes an absent property, never `null`; JSON columns are TEXT;
+ * bodies are BLOB/BYTEA, read back as Buffers (a Buffer is a Uint8Array).
+ *
+ * The dialects differ only in how 64-bit integers arrive: better-sqlite3 returns INTEGER as a
+ * number, the `postgres` package returns BIGINT as a decimal string (not every int8 fits a JS
+ * number; ours do: ms times until the year 275760). So those columns are `Int8` and the mappers
+ * convert them with `Number()`.
+ */
+import type {
+  Account,
+  DlqEntry,
+  EventRecord,
+  EventState,
+  HeaderMap,
+  HttpMethod,
+  Message,
+  MessageSpec,
+  PlanName,
+} from '../../core/types.js';
+import { splitLabels } from './filter.js';
+
+/** A 64-bit integer column: a number (SQLite) or a decimal string (PostgreSQL). */
+export type Int8 = number | string;
+
+export interface AccountRow {
+  id: string;
+  plan: string;
+  password_hash: string;
+  current_signing_key: string;
+  next_signing_key: string;
+  created_at: Int8;
+}
+
+export interface MessageRow {
+  id: string;
+  account_id: string;
+  url: string;
+  url_host: string;
+  url_path: string;
+  topic_name: string | null;
+  endpoint_name: string | null;
+  queue_name: string | null;
+  schedule_id: string | null;
+  labels: string | null;
+  flow_control_key: string | null;
+  caller_ip: string;
+  retried: number;
+  max_retries: number;
+  not_before: Int8;
+  created_at: Int8;
+  due_at: Int8;
+  lease_token: string | null;
+  spec: string;
+  body: Buffer;
+}
+
+export interface EventRow {
+  id: Int8;
+  account_id: string;
+  message_id: string;
+  time: Int8;
+  state: string;
+  url: string;
+  method: string;
+  topic_name: string | null;
+  endpoint_name: string | null;
+  queue_name: string | null;
+  schedule_id: string | null;
+  labels: string | null;
+  flow_control_key: string | null;
+  caller_ip: string;
+  retried: number;
+  max_retries: number;
+  /** The row's own header, or the CREATED event's (joined by the list query). */
+  header: string | null;
+  body: Buffer | null;
+  error: string | null;
+  next_delivery_time: Int8 | null;
+  response_status: number | null;
+  response_header: string | null;
+  response_body: Buffer | null;
+}
+
+export interface DlqRow {
+  dlq_id: string;
+  created_at: Int8;
+  expires_at: Int8;
+  response_status: number | null;
+  response_header: string | null;
+  response_body: Buffer | null;
+  error: string | null;
+  /** The Message as JSON, without its body (stored in `body`). */
+  message: string;
+  body: Buffer;
+}
+
+/** Sets `target[key]` only when the column is not NULL, so NULL reads back as absent. */
+function setPresent<T extends object, K extends keyof T>(
+  target: T,
+  key: K,
+  value: T[K] | null | undefined,
+): void {
+  if (value !== null && value !== undefined) target[key] = value;
+}
+
+const parseHeaders = (text: string | null): HeaderMap | undefined =>
+  text === null ? undefined : (JSON.parse(text) as HeaderMap);
+
+export function accountFromRow(row: AccountRow): Account {
+  return {
+    id: row.id,
+    plan: row.plan as PlanName,
+    passwordHash: row.password_hash,
+    currentSigningKey: row.current_signing_key,
+    nextSigningKey: row.next_signing_key,
+    createdAt: Number(row.created_at),
+  };
+}
+
+export function messageFromRow(row: MessageRow): Message {
+  const message: Message = {
+    id: row.id,
+    accountId: row.account_id,
+    url: row.url,
+    callerIp: row.caller_ip,
+    retried: row.retried,
+    maxRetries: row.max_retries,
+    notBefore: Number(row.not_before),
+    createdAt: Number(row.created_at),
+    dueAt: Number(row.due_at),
+    spec: JSON.parse(row.spec) as MessageSpec,
+    body: row.body,
+  };
+  setPresent(message, 'topicName', row.topic_name);
+  setPresent(message, 'endpointName', row.endpoint_name);
+  setPresent(message, 'queueName', row.queue_name);
+  setPresent(message, 'scheduleId', row.schedule_id);
+  return message;
+}
+
+export function eventFromRow(row: EventRow): EventRecord {
+  const event: EventRecord = {
+    id: Number(row.id),
+    messageId: row.message_id,
+    accountId: row.account_id,
+    url: row.url,
+    method: row.method as HttpMethod,
+    callerIp: row.caller_ip,
+    time: Number(row.time),
+    state: row.state as EventState,
+    retried: row.retried,
+    maxRetries: row.max_retries,
+  };
+  setPresent(event, 'topicName', row.topic_name);
+  setPresent(event, 'endpointName', row.endpoint_name);
+  setPresent(event, 'queueName', row.queue_name);
+  setPresent(event, 'scheduleId', row.schedule_id);
+  setPresent(event, 'labels', splitLabels(row.labels));
+  setPresent(event, 'flowControlKey', row.flow_control_key);
+  setPresent(event, 'header', parseHeaders(row.header));
+  setPresent(event, 'body', row.body);
+  setPresent(event, 'error', row.error);
+  if (row.next_delivery_time !== null) event.nextDeliveryTime = Number(row.next_delivery_time);
+  setPresent(event, 'responseStatus', row.response_status);
+  setPresent(event, 'responseHeader', parseHeaders(row.response_header));
+  setPresent(event, 'responseBody', row.response_body);
+  return event;
+}
+
+export function dlqFromRow(row: DlqRow): DlqEntry {
+  const message = { ...(JSON.parse(row.message) as Omit<Message, 'body'>), body: row.body };
+  const entry: DlqEntry = {
+    dlqId: row.dlq_id,
+    message,
+    createdAt: Number(row.created_at),
+    expiresAt: Number(row.expires_at),
+  };
+  setPresent(entry, 'responseStatus', row.response_status);
+  setPresent(entry, 'responseHeader', parseHeaders(row.response_header));
+  setPresent(entry, 'responseBody', row.response_body);
+  setPresent(entry, 'error', row.error);
+  return entry;
+}
+
+/** The `message` column of a DLQ row: the Message as JSON, without its body (stored apart). */
+export function dlqMessageJson(message: Message): string {
+  return JSON.stringify({ ...message, body: undefined }); // JSON leaves undefined out
+}
