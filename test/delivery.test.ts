@@ -208,6 +208,25 @@ describe.each(STORAGES)('on %s', (storage) => {
       expect(dest.requests[1]?.path).toBe('/a');
     });
 
+    it('forwards all incoming headers with Svc-Header-Forward, except Authorization and Svc-*', async () => {
+      await publish(`${dest.url}/hook`, {
+        body: 'x',
+        headers: {
+          'Svc-Header-Forward': 'true',
+          'X-Webhook-Id': 'wh_1',
+          'X-Other': 'two',
+          'Svc-Retries': '1',
+        },
+      });
+      await t.ferry.engine.runOnce();
+      const [req] = await dest.waitFor(1);
+      expect(req?.headers['x-webhook-id']).toBe('wh_1');
+      expect(req?.headers['x-other']).toBe('two');
+      expect(req?.headers['authorization']).toBeUndefined(); // Ferry's own token stays with Ferry
+      expect(req?.headers['svc-retries']).toBeUndefined();
+      expect(req?.headers['svc-header-forward']).toBeUndefined();
+    });
+
     it('reads settings from lowercase query parameters and strips them from the destination', async () => {
       const token = t.token;
       const res = await fetch(
