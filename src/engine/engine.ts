@@ -89,11 +89,6 @@ export class Engine {
     return Math.max(1, Math.min(this.claimBatch, Math.floor(this.options.concurrency / 4)));
   }
 
-  /** Deliveries in flight on this node right now. */
-  get inFlightCount(): number {
-    return this.inFlight.size;
-  }
-
   start(): void {
     if (this.running) return;
     this.running = true;

@@ -52,7 +52,8 @@ import type { SqliteOps } from './sqlite-ops.js';
 
 /** How an executor runs its operations: at the root (with the lock) or inside a transaction. */
 interface Scope {
-  run<T>(op: () => T): Promise<T>;
+  /** `readOnly`: the op never writes, so it needs no durability wait (nor the check for one). */
+  run<T>(op: () => T, readOnly?: boolean): Promise<T>;
   transaction<T>(fn: (tx: Executor) => Promise<T>, options?: TransactionOptions): Promise<T>;
 }
 
@@ -70,7 +71,7 @@ export class SqliteExecutor implements Executor {
     return this.scope.run(() => this.ops.accountInsert(p));
   }
   accountGet(p: AccountGetParams): Promise<Account | undefined> {
-    return this.scope.run(() => this.ops.accountGet(p));
+    return this.scope.run(() => this.ops.accountGet(p), READ_ONLY);
   }
   accountUpdateSigningKeys(p: AccountUpdateSigningKeysParams): Promise<void> {
     return this.scope.run(() => this.ops.accountUpdateSigningKeys(p));
@@ -80,13 +81,13 @@ export class SqliteExecutor implements Executor {
     return this.scope.run(() => this.ops.messageInsertMany(p));
   }
   messageGet(p: MessageGetParams): Promise<Message | undefined> {
-    return this.scope.run(() => this.ops.messageGet(p));
+    return this.scope.run(() => this.ops.messageGet(p), READ_ONLY);
   }
   messageClaimDue(p: MessageClaimDueParams): Promise<ClaimedMessage[]> {
     return this.scope.run(() => this.ops.messageClaimDue(p));
   }
   messageNextDueAt(p: MessageNextDueAtParams): Promise<number | undefined> {
-    return this.scope.run(() => this.ops.messageNextDueAt(p));
+    return this.scope.run(() => this.ops.messageNextDueAt(p), READ_ONLY);
   }
   messageLeaseExtendMany(p: MessageLeaseExtendManyParams): Promise<string[]> {
     return this.scope.run(() => this.ops.messageLeaseExtendMany(p));
@@ -108,7 +109,7 @@ export class SqliteExecutor implements Executor {
     return this.scope.run(() => this.ops.eventInsertMany(p));
   }
   eventList(p: EventListParams): Promise<Page<EventRecord>> {
-    return this.scope.run(() => this.ops.eventList(p));
+    return this.scope.run(() => this.ops.eventList(p), READ_ONLY);
   }
   eventDeleteBefore(p: EventDeleteBeforeParams): Promise<number> {
     return this.scope.run(() => this.ops.eventDeleteBefore(p));
@@ -118,10 +119,10 @@ export class SqliteExecutor implements Executor {
     return this.scope.run(() => this.ops.dlqInsertMany(p));
   }
   dlqGet(p: DlqGetParams): Promise<DlqEntry | undefined> {
-    return this.scope.run(() => this.ops.dlqGet(p));
+    return this.scope.run(() => this.ops.dlqGet(p), READ_ONLY);
   }
   dlqList(p: DlqListParams): Promise<Page<DlqEntry>> {
-    return this.scope.run(() => this.ops.dlqList(p));
+    return this.scope.run(() => this.ops.dlqList(p), READ_ONLY);
   }
   dlqDeleteMany(p: DlqDeleteManyParams): Promise<number> {
     return this.scope.run(() => this.ops.dlqDeleteMany(p));
@@ -137,6 +138,8 @@ export class SqliteExecutor implements Executor {
     return this.scope.run(() => this.ops.dedupDeleteExpired(p));
   }
 }
+
+const READ_ONLY = true;
 
 /** Runs a synchronous operation, turning a throw into a rejected promise. */
 function settle<T>(op: () => T): Promise<T> {
@@ -169,8 +172,8 @@ export class RootScope implements Scope {
     this.totalChanges = db.prepare('SELECT total_changes()').pluck();
   }
 
-  run<T>(op: () => T): Promise<T> {
-    if (!this.walSync) {
+  run<T>(op: () => T, readOnly = false): Promise<T> {
+    if (!this.walSync || readOnly) {
       if (this.lock.idle && !this.closed) return settle(op); // the hot path
       return this.lock.runExclusive(() => {
         this.assertOpen();
