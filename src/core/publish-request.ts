@@ -11,14 +11,15 @@ import {
   setHeader,
 } from './headers.js';
 import type { PlanLimits } from './plans.js';
+import { parseRedactFields, type Redaction } from './redaction.js';
 import { compileRetryDelay } from './retry-delay.js';
 import type { FlowControl, HeaderMap, HttpMethod } from './types.js';
 
 /**
  * The settings of a publish request (`<P>-*` headers and their query-parameter forms), checked
  * against the plan. Pure: the API layer passes the request's headers, Ferry's query parameters
- * (see `parseDestination`), the plan and the clock. Callback, schedule, queue and redaction
- * headers are parsed elsewhere and ignored here.
+ * (see `parseDestination`), a URL group's default headers, the plan and the clock. Schedule and
+ * queue headers are parsed elsewhere and ignored here.
  */
 
 /** Node's `IncomingHttpHeaders` (lower-case names) or `headersDistinct`. */
@@ -51,6 +52,8 @@ export interface PublishSettings {
   contentBasedDeduplication: boolean;
   /** `<P>-Flow-Control-Key` with its `<P>-Flow-Control-Value`. */
   flowControl?: FlowControl;
+  /** `<P>-Redact-Fields`. */
+  redact?: Redaction;
 }
 
 const METHODS: readonly HttpMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
@@ -72,7 +75,13 @@ const MAX_PERIOD_MS = 7 * 86_400_000;
  * joins repeated headers; several values of one forwarded header stay separate values. Unknown
  * `<P>-*` headers (SDK telemetry) are ignored and never forwarded.
  *
+ * A URL group's default headers (`p.defaults`) count as if the publisher had sent them, except
+ * where the publish itself has a header or query parameter of the same name: the publish wins.
+ * A default that is not a `<P>-*` setting is a header for the destination, as if forwarded with
+ * `<P>-Forward-<Name>`.
+ *
  * @param p.query Ferry's query parameters (`parseDestination`); others are ignored.
+ * @param p.defaults a URL group's default headers.
  * @param p.now Unix ms.
  * @throws FerryError 400 for a malformed setting, naming the header and its value; 412 when
  *   `<P>-Retries` exceeds the plan's `max_retries`, the delay exceeds `max_delay` or flow-control
@@ -82,10 +91,11 @@ export function parsePublishSettings(p: {
   prefix: string;
   headers: IncomingHeaders;
   query: URLSearchParams;
+  defaults?: HeaderMap;
   plan: PlanLimits;
   now: number;
 }): PublishSettings {
-  const input = collectInput(p.prefix, p.headers, p.query);
+  const input = collectInput(p.prefix, p.headers, p.query, p.defaults);
   rejectUnbuilt(p.prefix, input);
   const name = (suffix: string) => `${p.prefix}-${suffix}`;
   const get = (suffix: string): string | undefined => input.setting(name(suffix));
@@ -138,6 +148,12 @@ export function parsePublishSettings(p: {
   );
   if (flowControl) settings.flowControl = flowControl;
 
+  const redactFields = get('Redact-Fields');
+  if (redactFields !== undefined) {
+    const redact = parseRedactFields(redactFields, name('Redact-Fields'));
+    if (redact) settings.redact = redact;
+  }
+
   return settings;
 }
 
@@ -172,7 +188,6 @@ export function contentDeduplicationKey(p: {
 const UNBUILT: readonly { suffix: string; feature: string }[] = [
   { suffix: 'failure-callback', feature: 'failure callbacks are' },
   { suffix: 'callback', feature: 'callbacks are' },
-  { suffix: 'redact-fields', feature: 'redaction is' },
 ];
 
 function rejectUnbuilt(prefix: string, input: Input): void {
@@ -199,7 +214,12 @@ interface Input {
   setting(headerName: string): string | undefined;
 }
 
-function collectInput(prefix: string, headers: IncomingHeaders, query: URLSearchParams): Input {
+function collectInput(
+  prefix: string,
+  headers: IncomingHeaders,
+  query: URLSearchParams,
+  defaults: HeaderMap | undefined,
+): Input {
   const ferry = `${prefix.toLowerCase()}-`;
   const fromHeaders = new Map<string, string[]>();
   for (const [rawName, value] of Object.entries(headers)) {
@@ -220,11 +240,44 @@ function collectInput(prefix: string, headers: IncomingHeaders, query: URLSearch
     fromQuery.set(lower, [...(fromQuery.get(lower) ?? []), value]);
   }
   for (const [lower, values] of fromQuery) settings.set(lower, values);
+  if (defaults) addDefaults(prefix, defaults, fromHeaders, settings);
   return {
     headers: fromHeaders,
     settings,
     setting: (headerName) => settings.get(headerName.toLowerCase())?.join(', '),
   };
+}
+
+/**
+ * Adds a URL group's default headers where the publish has none of that name. A default
+ * `Content-Type` applies when the publish sent none; any other plain default is forwarded, unless
+ * the publish forwards an incoming header of that name itself (header forwarding).
+ */
+function addDefaults(
+  prefix: string,
+  defaults: HeaderMap,
+  fromHeaders: Map<string, string[]>,
+  settings: Map<string, string[]>,
+): void {
+  const ferry = `${prefix.toLowerCase()}-`;
+  const entries = Object.entries(defaults).map(([name, values]): [string, string[]] => [
+    name.toLowerCase(),
+    values,
+  ]);
+  for (const [lower, values] of entries) {
+    if (lower.startsWith(ferry) && !settings.has(lower)) settings.set(lower, values);
+  }
+  const forwardAll = settings.get(`${ferry}header-forward`)?.join(', ').trim().toLowerCase();
+  for (const [lower, values] of entries) {
+    if (lower.startsWith(ferry)) continue;
+    if (lower === 'content-type') {
+      if (!fromHeaders.has(lower)) fromHeaders.set(lower, values);
+      continue;
+    }
+    const setting = `${ferry}forward-${lower}`;
+    if (settings.has(setting) || (forwardAll === 'true' && fromHeaders.has(lower))) continue;
+    settings.set(setting, values);
+  }
 }
 
 function forwardedHeaders(prefix: string, input: Input, headerForward: boolean): HeaderMap {

@@ -5,6 +5,8 @@
  * in the name (`timeoutMs`, `periodSec`).
  */
 
+import type { Redaction } from './redaction.js';
+
 /** Header map as stored and shown by the API: canonical name (`Content-Type`) → values. */
 export type HeaderMap = Record<string, string[]>;
 
@@ -49,6 +51,8 @@ export interface MessageSpec {
   /** Delivery timeout in ms when `Svc-Timeout` shortened the plan's; else the plan's applies. */
   timeoutMs?: number;
   flowControl?: FlowControl;
+  /** `Svc-Redact-Fields`: what the API, events and DLQ never show (the destination gets it). */
+  redact?: Redaction;
 }
 
 /** A message that is not final yet: one row of the hot `messages` table. */
@@ -128,6 +132,11 @@ export interface EventRecord extends MessageRef {
   maxRetries: number;
   header?: HeaderMap;
   body?: Uint8Array;
+  /**
+   * `REDACTED:<sha256 hex>` instead of `body` when the message's body is redacted: the log never
+   * stores a redacted body (its headers are stored with the redacted values already).
+   */
+  bodyRedacted?: string;
   error?: string;
   nextDeliveryTime?: number;
   responseStatus?: number;
@@ -148,4 +157,22 @@ export interface DlqEntry {
   responseBody?: Uint8Array;
   /** Why the last attempt failed when there was no response (timeout, connection error). */
   error?: string;
+}
+
+/** An endpoint of a URL group: a URL, optionally named (names are unique within the group). */
+export interface UrlGroupEndpoint {
+  url: string;
+  name?: string;
+}
+
+/** A URL group (a "topic"): publishing to its name fans out to every endpoint. */
+export interface UrlGroup {
+  accountId: string;
+  name: string;
+  createdAt: number;
+  updatedAt: number;
+  /** In the order they were added; never empty (removing the last endpoint deletes the group). */
+  endpoints: UrlGroupEndpoint[];
+  /** Default headers applied to every publish to the group (`PATCH /v2/topics/{name}`). */
+  headers?: HeaderMap;
 }

@@ -18,6 +18,7 @@ import type {
   EventRecord,
   EventState,
   Message,
+  UrlGroup,
 } from '../core/types.js';
 
 /** Filters shared by bulk cancel, the events log and the DLQ. OR within a field, AND across. */
@@ -167,6 +168,27 @@ export interface DedupDeleteExpiredParams {
   limit: number;
 }
 
+export interface UrlGroupGetParams {
+  accountId: string;
+  name: string;
+}
+export interface UrlGroupListParams {
+  accountId: string;
+}
+export interface UrlGroupCountParams {
+  accountId: string;
+}
+export interface UrlGroupPutParams {
+  group: UrlGroup;
+}
+export interface UrlGroupDeleteParams {
+  accountId: string;
+  name: string;
+}
+export interface UrlGroupLockParams {
+  accountId: string;
+}
+
 // ---- the contract -------------------------------------------------------------------------
 
 export interface TransactionOptions {
@@ -233,6 +255,22 @@ export interface Executor {
   dlqDeleteMany(params: DlqDeleteManyParams): Promise<number>;
   /** Deletes entries with `expiresAt <= now`; returns the number deleted. */
   dlqDeleteExpired(params: DlqDeleteExpiredParams): Promise<number>;
+
+  /**
+   * Inside a transaction: waits until no other transaction changes the account's URL groups,
+   * until this one ends, so a read-modify-write of a group (and the max_topics count) cannot race
+   * another node's. PostgreSQL: a transaction-scoped advisory lock; SQLite: nothing to do (one
+   * writer at a time).
+   */
+  urlGroupLock(params: UrlGroupLockParams): Promise<void>;
+  urlGroupGet(params: UrlGroupGetParams): Promise<UrlGroup | undefined>;
+  /** The account's groups by name. */
+  urlGroupList(params: UrlGroupListParams): Promise<UrlGroup[]>;
+  urlGroupCount(params: UrlGroupCountParams): Promise<number>;
+  /** Inserts the group or replaces the stored one of that account and name entirely. */
+  urlGroupPut(params: UrlGroupPutParams): Promise<void>;
+  /** Returns false when there was no such group. */
+  urlGroupDelete(params: UrlGroupDeleteParams): Promise<boolean>;
 
   /** Atomically takes a deduplication key unless an unexpired owner holds it. */
   dedupClaim(params: DedupClaimParams): Promise<DedupClaimResult>;

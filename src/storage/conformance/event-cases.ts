@@ -103,6 +103,27 @@ export function eventCases(ctx: SuiteContext): void {
     expect(plain(page.items.map((e) => ({ ...e, id: undefined })))).toEqual(plain(expected));
   });
 
+  it("a redacted body: every event of the message shows the CREATED event's bodyRedacted", async () => {
+    const ex = ctx.executor();
+    const message = makeMessage(newId('acct'));
+    const redacted = `REDACTED:${'ab'.repeat(32)}`;
+    const created = makeEvent(message, {
+      header: { Authorization: [`REDACTED:${'cd'.repeat(32)}`] },
+      bodyRedacted: redacted,
+    });
+    delete created.body;
+    await ex.eventInsertMany({
+      events: [created, makeEvent(message, { state: 'ACTIVE', time: T0 + 1 })],
+    });
+    const { items } = await ex.eventList({ accountId: message.accountId, filter: {}, count: 10 });
+    expect(items.map((e) => e.state)).toEqual(['ACTIVE', 'CREATED']);
+    for (const event of items) {
+      expect(event.bodyRedacted).toBe(redacted);
+      expect(event.body).toBeUndefined();
+      expect(event.header).toEqual(created.header);
+    }
+  });
+
   it('optional fields are absent, and header/body too without a CREATED event', async () => {
     const ex = ctx.executor();
     const message = makeMessage(newId('acct'));
@@ -121,6 +142,7 @@ export function eventCases(ctx: SuiteContext): void {
       'flowControlKey',
       'header',
       'body',
+      'bodyRedacted',
       'error',
       'nextDeliveryTime',
       'responseStatus',

@@ -21,6 +21,7 @@ import { leaseCases } from './lease-cases.js';
 import { lifecycleCases } from './lifecycle-cases.js';
 import { messageCases } from './message-cases.js';
 import { transactionCases } from './transaction-cases.js';
+import { urlGroupCases } from './url-group-cases.js';
 
 /** What each group of cases gets: the suite's driver, and how to open more. */
 export interface SuiteContext {
@@ -67,5 +68,6 @@ export function runDriverConformance(
     describe('events', () => eventCases(ctx));
     describe('dead-letter queue', () => dlqCases(ctx));
     describe('deduplication', () => dedupCases(ctx));
+    describe('URL groups', () => urlGroupCases(ctx));
   });
 }

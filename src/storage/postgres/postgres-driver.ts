@@ -21,6 +21,7 @@ import * as events from './postgres-events.js';
 import * as messages from './postgres-messages.js';
 import { migratePostgres, quoteIdentifier } from './postgres-migrate.js';
 import type { Db } from './postgres-rows.js';
+import * as urlGroups from './postgres-url-groups.js';
 import { wakeChannelOf } from './postgres-wake.js';
 
 export interface PostgresDriverOptions {
@@ -116,6 +117,13 @@ class PostgresExecutor implements Executor {
   dlqList = this.op(dlq.dlqList);
   dlqDeleteMany = this.op(dlq.dlqDeleteMany);
   dlqDeleteExpired = this.op(dlq.dlqDeleteExpired);
+
+  urlGroupLock = this.op(urlGroups.urlGroupLock);
+  urlGroupGet = this.op(urlGroups.urlGroupGet);
+  urlGroupList = this.op(urlGroups.urlGroupList);
+  urlGroupCount = this.op(urlGroups.urlGroupCount);
+  urlGroupPut = this.op(urlGroups.urlGroupPut);
+  urlGroupDelete = this.op(urlGroups.urlGroupDelete);
 
   dedupClaim = this.op(dedup.dedupClaim);
   dedupDeleteExpired = this.op(dedup.dedupDeleteExpired);

@@ -36,6 +36,7 @@ export const insertEvents = unnestInsert<EventRecord>('events', [
   { name: 'response_status', type: 'integer', value: (e) => e.responseStatus },
   { name: 'response_header', type: 'text', value: (e) => json(e.responseHeader) },
   { name: 'response_body', type: 'bytea', value: (e) => e.responseBody },
+  { name: 'body_redacted', type: 'text', value: (e) => e.bodyRedacted },
 ]);
 
 /** Every column but header/body, which the list takes from the CREATED event when missing. */
@@ -88,12 +89,13 @@ export async function eventList(db: Db, p: EventListParams): Promise<Page<EventR
   const text = `
     SELECT ${LIST_COLUMNS},
       COALESCE(e.header, c.header) AS header,
-      COALESCE(e.body, c.body) AS body
+      COALESCE(e.body, c.body) AS body,
+      COALESCE(e.body_redacted, c.body_redacted) AS body_redacted
     FROM (
       SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT ${bind(p.count + 1)}
     ) e
     LEFT JOIN LATERAL (
-      SELECT header, body FROM events
+      SELECT header, body, body_redacted FROM events
       WHERE message_id = e.message_id AND state = 'CREATED' AND e.state <> 'CREATED'
       ORDER BY id LIMIT 1
     ) c ON true

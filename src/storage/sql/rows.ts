@@ -18,6 +18,8 @@ import type {
   Message,
   MessageSpec,
   PlanName,
+  UrlGroup,
+  UrlGroupEndpoint,
 } from '../../core/types.js';
 import { splitLabels } from './filter.js';
 
@@ -76,11 +78,23 @@ export interface EventRow {
   /** The row's own header, or the CREATED event's (joined by the list query). */
   header: string | null;
   body: Buffer | null;
+  /** Likewise. */
+  body_redacted: string | null;
   error: string | null;
   next_delivery_time: Int8 | null;
   response_status: number | null;
   response_header: string | null;
   response_body: Buffer | null;
+}
+
+export interface UrlGroupRow {
+  account_id: string;
+  name: string;
+  created_at: Int8;
+  updated_at: Int8;
+  /** `UrlGroupEndpoint[]` as JSON. */
+  endpoints: string;
+  headers: string | null;
 }
 
 export interface DlqRow {
@@ -161,6 +175,7 @@ export function eventFromRow(row: EventRow): EventRecord {
   setPresent(event, 'flowControlKey', row.flow_control_key);
   setPresent(event, 'header', parseHeaders(row.header));
   setPresent(event, 'body', row.body);
+  setPresent(event, 'bodyRedacted', row.body_redacted);
   setPresent(event, 'error', row.error);
   if (row.next_delivery_time !== null) event.nextDeliveryTime = Number(row.next_delivery_time);
   setPresent(event, 'responseStatus', row.response_status);
@@ -187,4 +202,24 @@ export function dlqFromRow(row: DlqRow): DlqEntry {
 /** The `message` column of a DLQ row: the Message as JSON, without its body (stored apart). */
 export function dlqMessageJson(message: Message): string {
   return JSON.stringify({ ...message, body: undefined }); // JSON leaves undefined out
+}
+
+export function urlGroupFromRow(row: UrlGroupRow): UrlGroup {
+  const group: UrlGroup = {
+    accountId: row.account_id,
+    name: row.name,
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+    endpoints: JSON.parse(row.endpoints) as UrlGroupEndpoint[],
+  };
+  setPresent(group, 'headers', parseHeaders(row.headers));
+  return group;
+}
+
+/** The JSON columns of a URL group row: `[endpoints, headers or null]`. */
+export function urlGroupJson(group: UrlGroup): [string, string | null] {
+  return [
+    JSON.stringify(group.endpoints),
+    group.headers === undefined ? null : JSON.stringify(group.headers),
+  ];
 }

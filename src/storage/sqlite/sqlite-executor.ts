@@ -18,7 +18,14 @@
  */
 import type Database from 'better-sqlite3';
 import type { WalSync } from './wal-sync.js';
-import type { Account, ClaimedMessage, DlqEntry, EventRecord, Message } from '../../core/types.js';
+import type {
+  Account,
+  ClaimedMessage,
+  DlqEntry,
+  EventRecord,
+  Message,
+  UrlGroup,
+} from '../../core/types.js';
 import type {
   AccountGetParams,
   AccountInsertParams,
@@ -46,6 +53,11 @@ import type {
   MessageReleaseManyParams,
   MessageRetryManyParams,
   Page,
+  UrlGroupCountParams,
+  UrlGroupDeleteParams,
+  UrlGroupGetParams,
+  UrlGroupListParams,
+  UrlGroupPutParams,
 } from '../driver.js';
 import type { AsyncLock } from './async-lock.js';
 import type { SqliteOps } from './sqlite-ops.js';
@@ -129,6 +141,26 @@ export class SqliteExecutor implements Executor {
   }
   dlqDeleteExpired(p: DlqDeleteExpiredParams): Promise<number> {
     return this.scope.run(() => this.ops.dlqDeleteExpired(p));
+  }
+
+  /** Nothing to wait for: the transaction already excludes every other writer. */
+  urlGroupLock(): Promise<void> {
+    return Promise.resolve();
+  }
+  urlGroupGet(p: UrlGroupGetParams): Promise<UrlGroup | undefined> {
+    return this.scope.run(() => this.ops.urlGroupGet(p), READ_ONLY);
+  }
+  urlGroupList(p: UrlGroupListParams): Promise<UrlGroup[]> {
+    return this.scope.run(() => this.ops.urlGroupList(p), READ_ONLY);
+  }
+  urlGroupCount(p: UrlGroupCountParams): Promise<number> {
+    return this.scope.run(() => this.ops.urlGroupCount(p), READ_ONLY);
+  }
+  urlGroupPut(p: UrlGroupPutParams): Promise<void> {
+    return this.scope.run(() => this.ops.urlGroupPut(p));
+  }
+  urlGroupDelete(p: UrlGroupDeleteParams): Promise<boolean> {
+    return this.scope.run(() => this.ops.urlGroupDelete(p));
   }
 
   dedupClaim(p: DedupClaimParams): Promise<DedupClaimResult> {

@@ -7,7 +7,14 @@
  * `…Many` call is all-or-nothing and pays one commit, not one per row.
  */
 import type Database from 'better-sqlite3';
-import type { Account, ClaimedMessage, DlqEntry, EventRecord, Message } from '../../core/types.js';
+import type {
+  Account,
+  ClaimedMessage,
+  DlqEntry,
+  EventRecord,
+  Message,
+  UrlGroup,
+} from '../../core/types.js';
 import { badRequest } from '../../core/errors.js';
 import { newLeaseToken } from '../../core/ids.js';
 import { LeaseTable } from './lease-table.js';
@@ -38,6 +45,11 @@ import type {
   MessageRetryManyParams,
   Page,
   RecordFilter,
+  UrlGroupCountParams,
+  UrlGroupDeleteParams,
+  UrlGroupGetParams,
+  UrlGroupListParams,
+  UrlGroupPutParams,
 } from '../driver.js';
 import { buildFilter, type FilterColumns } from '../sql/filter.js';
 import {
@@ -60,6 +72,9 @@ import {
   type DlqRow,
   type EventRow,
   type MessageRow,
+  type UrlGroupRow,
+  urlGroupFromRow,
+  urlGroupJson,
 } from '../sql/rows.js';
 import { SqliteStatements, type Statement } from './sqlite-statements.js';
 
@@ -83,7 +98,7 @@ const placeholders = (n: number): string => Array.from({ length: n }, () => '?')
 const INSERT_ACCOUNT = `INSERT INTO accounts (${ACCOUNT_COLUMNS}) VALUES (${placeholders(6)})`;
 const SELECT_ACCOUNT = `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = ?`;
 const INSERT_MESSAGE = `INSERT INTO messages (${MESSAGE_COLUMNS}) VALUES (${placeholders(20)})`;
-const INSERT_EVENT = `INSERT INTO events (${EVENT_COLUMNS}) VALUES (${placeholders(24)})`;
+const INSERT_EVENT = `INSERT INTO events (${EVENT_COLUMNS}) VALUES (${placeholders(25)})`;
 const INSERT_DLQ = `INSERT INTO dlq (${DLQ_COLUMNS}) VALUES (${placeholders(20)})`;
 
 export class SqliteOps {
@@ -124,6 +139,44 @@ export class SqliteOps {
       p.currentSigningKey,
       p.nextSigningKey,
       p.id,
+    );
+  }
+
+  // ---- URL groups -------------------------------------------------------------------------
+
+  urlGroupGet({ accountId, name }: UrlGroupGetParams): UrlGroup | undefined {
+    const row = this.stmt('SELECT * FROM url_groups WHERE account_id = ? AND name = ?').get(
+      accountId,
+      name,
+    );
+    return row === undefined ? undefined : urlGroupFromRow(row as UrlGroupRow);
+  }
+
+  urlGroupList({ accountId }: UrlGroupListParams): UrlGroup[] {
+    const rows = this.stmt('SELECT * FROM url_groups WHERE account_id = ? ORDER BY name').all(
+      accountId,
+    ) as UrlGroupRow[];
+    return rows.map(urlGroupFromRow);
+  }
+
+  urlGroupCount({ accountId }: UrlGroupCountParams): number {
+    const row = this.stmt('SELECT count(*) AS n FROM url_groups WHERE account_id = ?').get(
+      accountId,
+    ) as { n: number };
+    return row.n;
+  }
+
+  urlGroupPut({ group: g }: UrlGroupPutParams): void {
+    this.stmt(
+      'INSERT OR REPLACE INTO url_groups ' +
+        '(account_id, name, created_at, updated_at, endpoints, headers) VALUES (?, ?, ?, ?, ?, ?)',
+    ).run(g.accountId, g.name, g.createdAt, g.updatedAt, ...urlGroupJson(g));
+  }
+
+  urlGroupDelete({ accountId, name }: UrlGroupDeleteParams): boolean {
+    return (
+      this.stmt('DELETE FROM url_groups WHERE account_id = ? AND name = ?').run(accountId, name)
+        .changes > 0
     );
   }
 
@@ -252,7 +305,8 @@ export class SqliteOps {
       `SELECT e.id, e.account_id, e.message_id, e.time, e.state, e.url, e.method, e.topic_name, ` +
       'e.endpoint_name, e.queue_name, e.schedule_id, e.labels, e.flow_control_key, e.caller_ip, ' +
       'e.retried, e.max_retries, e.error, e.next_delivery_time, e.response_status, ' +
-      `e.response_header, e.response_body, ${created('header')}, ${created('body')} ` +
+      `e.response_header, e.response_body, ${created('header')}, ${created('body')}, ` +
+      `${created('body_redacted')} ` +
       `FROM events e WHERE e.account_id = ? AND ${where}` +
       (before === undefined ? '' : ' AND e.id < ?') +
       ' ORDER BY e.id DESC LIMIT ?';

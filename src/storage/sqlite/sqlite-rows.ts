@@ -73,7 +73,7 @@ export const EVENT_COLUMNS =
   'account_id, message_id, time, state, url, url_host, url_path, method, topic_name, ' +
   'endpoint_name, queue_name, schedule_id, labels, flow_control_key, caller_ip, retried, ' +
   'max_retries, header, body, error, next_delivery_time, response_status, response_header, ' +
-  'response_body';
+  'response_body, body_redacted';
 
 /** The insert parameters; `event.id` is ignored (the store assigns it). */
 export function eventParams(e: EventRecord): unknown[] {
@@ -103,6 +103,7 @@ export function eventParams(e: EventRecord): unknown[] {
     orNull(e.responseStatus),
     json(e.responseHeader),
     optionalBlob(e.responseBody),
+    orNull(e.bodyRedacted),
   ];
 }
 
