@@ -124,16 +124,16 @@ describe('publish validation', () => {
     );
   });
 
-  it('400 for settings of features not built yet, instead of ignoring them', async () => {
+  it('400 for settings of features not built yet (instead of ignoring them) and bad redaction lists', async () => {
     await expectError(
       await publish(t, 'https://example.com', { 'Svc-Callback': 'https://example.com/cb' }),
       400,
       /Svc-Callback is not supported yet/,
     );
     await expectError(
-      await publish(t, 'https://example.com', { 'Svc-Redact-Fields': 'body' }),
+      await publish(t, 'https://example.com', { 'Svc-Redact-Fields': 'body, secrets' }),
       400,
-      /Svc-Redact-Fields is not supported yet/,
+      /invalid Svc-Redact-Fields "body, secrets": unknown field "secrets"/,
     );
   });
 

@@ -1,5 +1,6 @@
 /** The JSON shapes of API.md ("Object shapes") built from stored records. */
-import type { DlqEntry, EventRecord, Message } from '../core/types.js';
+import { redactHeaders, redactedText } from '../core/redaction.js';
+import type { DlqEntry, EventRecord, Message, UrlGroup } from '../core/types.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -19,6 +20,7 @@ function textOrBase64(
 const base64 = (bytes: Uint8Array | undefined): string | undefined =>
   bytes === undefined ? undefined : Buffer.from(bytes).toString('base64');
 
+/** A message as the API shows it: redacted fields (`Svc-Redact-Fields`) as `REDACTED:<sha256>`. */
 export function messageJson(message: Message): Record<string, unknown> {
   const { spec } = message;
   return {
@@ -27,8 +29,10 @@ export function messageJson(message: Message): Record<string, unknown> {
     topicName: message.topicName,
     endpointName: message.endpointName,
     method: spec.method,
-    header: spec.headers,
-    ...textOrBase64(message.body, 'body', 'bodyBase64'),
+    header: redactHeaders(spec.headers, spec.redact),
+    ...(spec.redact?.body
+      ? { body: redactedText(message.body) }
+      : textOrBase64(message.body, 'body', 'bodyBase64')),
     maxRetries: message.maxRetries,
     retried: message.retried,
     notBefore: message.notBefore,
@@ -55,7 +59,7 @@ export function eventJson(event: EventRecord): Record<string, unknown> {
     url: event.url,
     method: event.method,
     header: event.header ?? {},
-    body: base64(event.body) ?? '',
+    body: event.bodyRedacted ?? base64(event.body) ?? '',
     error: event.error,
     nextDeliveryTime: event.nextDeliveryTime,
     responseStatus: event.responseStatus,
@@ -85,5 +89,15 @@ export function dlqJson(entry: DlqEntry): Record<string, unknown> {
       ? {}
       : textOrBase64(entry.responseBody, 'responseBody', 'responseBodyBase64')),
     error: entry.error,
+  };
+}
+
+export function urlGroupJson(group: UrlGroup): Record<string, unknown> {
+  return {
+    name: group.name,
+    createdAt: group.createdAt,
+    updatedAt: group.updatedAt,
+    endpoints: group.endpoints.map((e) => (e.name === undefined ? { url: e.url } : { ...e })),
+    headers: group.headers,
   };
 }

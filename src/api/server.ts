@@ -7,11 +7,13 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { authHook } from './auth.js';
 import type { ApiContext } from './context.js';
 import { installErrorHandling } from './errors.js';
+import { batchRoutes } from './routes/batch.js';
 import { dlqRoutes } from './routes/dlq.js';
 import { eventRoutes } from './routes/events.js';
 import { keyRoutes } from './routes/keys.js';
 import { messageRoutes } from './routes/messages.js';
 import { publishRoutes } from './routes/publish.js';
+import { topicRoutes } from './routes/topics.js';
 
 export interface ServerOptions {
   /** Largest request body accepted at all, in bytes (the largest plan's max_message_size). */
@@ -37,6 +39,8 @@ export function buildServer(ctx: ApiContext, options: ServerOptions): FastifyIns
     messaging.decorateRequest('account');
     messaging.addHook('onRequest', authHook(ctx));
     publishRoutes(messaging, ctx);
+    batchRoutes(messaging, ctx);
+    topicRoutes(messaging, ctx);
     messageRoutes(messaging, ctx);
     eventRoutes(messaging, ctx);
     dlqRoutes(messaging, ctx);

@@ -7,8 +7,8 @@ export type Destination = { kind: 'url'; url: string } | { kind: 'group'; name: 
 /** Longest accepted destination URL, in characters (8 KiB). */
 export const MAX_URL_LENGTH = 8 * 1024;
 
-/** URL-group names, as API.md allows for ids: letters, digits, `-`, `_`, `.`. */
-const GROUP_NAME = /^[A-Za-z0-9_.-]+$/;
+/** URL-group and endpoint names, as API.md allows for ids: letters, digits, `-`, `_`, `.`. */
+export const NAME_PATTERN = /^[A-Za-z0-9_.-]+$/;
 
 /** Query parameters that carry the token when a client cannot set `Authorization`. */
 const TOKEN_PARAMS: ReadonlySet<string> = new Set(['queue_token', 'qstash_token']);
@@ -67,7 +67,7 @@ export function parseDestination(p: { rawPath: string; rawQuery: string; prefix:
   }
 
   if (!/^https?:/i.test(target)) {
-    if (!GROUP_NAME.test(target)) {
+    if (!NAME_PATTERN.test(target)) {
       throw badRequest(
         `invalid destination ${quoteValue(target)}: expected an http:// or https:// URL or a URL-group name (letters, digits, "-", "_", ".")`,
       );

@@ -590,7 +590,6 @@ describe('settings of features not built yet', () => {
       /Svc-Callback is not supported yet: callbacks are/,
     ],
     [{ 'svc-failure-callback-method': 'PUT' }, /Svc-Failure-Callback-Method is not supported yet/],
-    [{ 'svc-redact-fields': 'body' }, /Svc-Redact-Fields is not supported yet: redaction is/],
   ])('refuses %o instead of ignoring it', (headers, pattern) => {
     expect(() => parsePublishSettings({ ...base, headers })).toThrow(pattern);
   });
@@ -598,5 +597,96 @@ describe('settings of features not built yet', () => {
   it('still ignores unknown settings such as SDK telemetry', () => {
     const headers = { 'svc-telemetry-sdk': 'x' };
     expect(() => parsePublishSettings({ ...base, headers })).not.toThrow();
+  });
+});
+
+describe('Svc-Redact-Fields', () => {
+  const base = { prefix: 'Svc', query: new URLSearchParams(), plan: DEFAULT_PLANS.paid, now: 0 };
+  it.each([
+    ['body', { body: true }],
+    ['header', { headers: true }],
+    ['headers', { headers: true }],
+    [
+      'Body, header[Authorization], header[x-api-KEY]',
+      { body: true, headers: ['authorization', 'x-api-key'] },
+    ],
+    ['header[Authorization], headers', { headers: true }],
+    [' , ', undefined],
+  ])('%o parses to %o', (value, expected) => {
+    const settings = parsePublishSettings({ ...base, headers: { 'svc-redact-fields': value } });
+    expect(settings.redact).toEqual(expected);
+  });
+
+  it.each(['bodies', 'header[]', 'header[bad name]', 'header[a'])(
+    '%o is a 400 naming it',
+    (value) => {
+      expect(() =>
+        parsePublishSettings({ ...base, headers: { 'svc-redact-fields': value } }),
+      ).toThrow(/invalid Svc-Redact-Fields/);
+    },
+  );
+});
+
+describe('URL group default headers', () => {
+  const base = { prefix: 'Svc', query: new URLSearchParams(), plan: DEFAULT_PLANS.paid, now: 0 };
+
+  it('apply as if the publisher had sent them', () => {
+    const settings = parsePublishSettings({
+      ...base,
+      headers: {},
+      defaults: {
+        'Svc-Retries': ['2'],
+        'Svc-Forward-X-A': ['a'],
+        'X-Plain': ['p1', 'p2'],
+        'Content-Type': ['text/csv'],
+      },
+    });
+    expect(settings.retries).toBe(2);
+    expect(settings.headers).toEqual({
+      'Content-Type': ['text/csv'],
+      'X-A': ['a'],
+      'X-Plain': ['p1', 'p2'],
+    });
+  });
+
+  it('lose to a header or query parameter of the publish with the same name', () => {
+    const settings = parsePublishSettings({
+      ...base,
+      headers: {
+        'svc-retries': '4',
+        'content-type': 'application/json',
+        'svc-forward-x-plain': 'mine',
+      },
+      query: new URLSearchParams('svc-method=PUT'),
+      defaults: {
+        'Svc-Retries': ['2'],
+        'Svc-Method': ['DELETE'],
+        'Content-Type': ['text/csv'],
+        'X-Plain': ['default'],
+      },
+    });
+    expect(settings.retries).toBe(4);
+    expect(settings.method).toBe('PUT');
+    expect(settings.headers).toEqual({ 'Content-Type': ['application/json'], 'X-Plain': ['mine'] });
+  });
+
+  it('Svc-Header-Forward as a default forwards the incoming headers, which win over plain defaults', () => {
+    const settings = parsePublishSettings({
+      ...base,
+      headers: { 'x-github-event': 'push', 'x-plain': 'incoming', authorization: 'Bearer t' },
+      defaults: { 'Svc-Header-Forward': ['true'], 'X-Plain': ['default'], 'X-Only-Default': ['d'] },
+    });
+    expect(settings.headerForward).toBe(true);
+    expect(settings.headers).toEqual({
+      'X-Github-Event': ['push'],
+      'X-Plain': ['incoming'],
+      'X-Only-Default': ['d'],
+    });
+  });
+
+  it('a bad default is reported like a bad header', () => {
+    expect(() =>
+      parsePublishSettings({ ...base, headers: {}, defaults: { 'Svc-Retries': ['many'] } }),
+    ).toThrow(/invalid Svc-Retries "many"/);
   });
 });

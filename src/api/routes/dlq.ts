@@ -72,6 +72,7 @@ function overrideFrom(request: FastifyRequest, ctx: ApiContext): RetryOverride {
     if (sent('retry-delay')) spec.retryDelayExpression = s.retryDelayExpression;
     if (sent('timeout')) spec.timeoutMs = s.timeoutMs;
     if (sent('flow-control-key')) spec.flowControl = s.flowControl;
+    if (sent('redact-fields')) spec.redact = s.redact;
     return {
       ...stored,
       spec,

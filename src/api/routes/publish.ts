@@ -1,21 +1,25 @@
 /**
  * `POST /v2/publish/{destination}`: validate, store durably (group commit), answer. The
  * destination is everything after `/v2/publish/` in the raw URL, so `https://` survives and the
- * destination's own query string is kept (minus Ferry's own parameters).
+ * destination's own query string is kept (minus Ferry's own parameters). A URL-group destination
+ * makes one message per endpoint, all stored in one transaction.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { isIP } from 'node:net';
 import { isLocalHostname, isPrivateAddress } from '../../core/addresses.js';
 import { badRequest, notFound, tooLarge } from '../../core/errors.js';
 import { newMessageId } from '../../core/ids.js';
-import { parseDestination } from '../../core/destination.js';
+import { parseDestination, type Destination } from '../../core/destination.js';
+import { quoteValue } from '../../core/headers.js';
 import {
   contentDeduplicationKey,
   parsePublishSettings,
+  type IncomingHeaders,
   type PublishSettings,
 } from '../../core/publish-request.js';
 import type { PlanLimits } from '../../core/plans.js';
 import type { Account, Message } from '../../core/types.js';
+import type { PublishItem, PublishResult } from '../../engine/publisher.js';
 import type { ApiContext } from '../context.js';
 
 const EMPTY = new Uint8Array(0);
@@ -75,51 +79,130 @@ export function buildMessage(p: {
 }
 
 export function dedupKeyOf(settings: PublishSettings, message: Message): string | undefined {
-  if (settings.deduplicationId !== undefined) return `id:${settings.deduplicationId}`;
+  if (settings.deduplicationId !== undefined) {
+    // One id covers each endpoint of a group once: scoped by the URL for a group message.
+    return message.topicName === undefined
+      ? `id:${settings.deduplicationId}`
+      : `id:${settings.deduplicationId}\n${message.url}`;
+  }
   if (!settings.contentBasedDeduplication) return undefined;
   return `content:${contentDeduplicationKey({ url: message.url, body: message.body, headers: message.spec.headers })}`;
+}
+
+/** The messages one publish makes: one for a URL, one per endpoint for a URL group. */
+export interface PreparedPublish {
+  /** The URL group's name for a group destination (answered with an array). */
+  topicName?: string;
+  items: PublishItem[];
+}
+
+/**
+ * Validates a publish and builds its messages: the settings (with a URL group's default
+ * headers), the body limit, the production-mode address check, and the deduplication keys.
+ *
+ * @throws FerryError 400/412/413 for bad input; 404 for a URL group that does not exist.
+ */
+export async function preparePublish(
+  ctx: ApiContext,
+  p: {
+    account: Account;
+    destination: Destination;
+    headers: IncomingHeaders;
+    query: URLSearchParams;
+    body: Uint8Array;
+    callerIp: string;
+  },
+): Promise<PreparedPublish> {
+  const { account, destination } = p;
+  const plan = ctx.accounts.limits(account);
+  const group =
+    destination.kind === 'group'
+      ? await ctx.executor.urlGroupGet({ accountId: account.id, name: destination.name })
+      : undefined;
+  if (destination.kind === 'group' && !group) {
+    throw notFound(`URL group ${quoteValue(destination.name)} not found`);
+  }
+  const now = ctx.clock.now();
+  const settings = parsePublishSettings({
+    prefix: ctx.prefix,
+    headers: p.headers,
+    query: p.query,
+    defaults: group?.headers,
+    plan,
+    now,
+  });
+  const targets = group
+    ? group.endpoints
+    : [{ url: destination.kind === 'url' ? destination.url : '' }];
+  const items = targets.map((target) => {
+    checkDestinationAllowed(target.url, ctx.production);
+    const message = buildMessage({
+      account,
+      url: target.url,
+      settings,
+      body: p.body,
+      callerIp: p.callerIp,
+      now,
+    });
+    if (group) {
+      message.topicName = group.name;
+      if (target.name !== undefined) message.endpointName = target.name;
+    }
+    return { message, dedupKey: dedupKeyOf(settings, message) };
+  });
+  return group ? { topicName: group.name, items } : { items };
+}
+
+/** The answer to a publish: `{messageId}` for a URL, `[{messageId, url}]` for a group. */
+export function publishResponse(
+  prepared: PreparedPublish,
+  results: PublishResult[],
+): { status: number; body: unknown } {
+  if (prepared.topicName !== undefined) {
+    const body = results.map((r, i) => ({
+      messageId: r.messageId,
+      url: prepared.items[i]?.message.url,
+      ...(r.deduplicated ? { deduplicated: true } : {}),
+    }));
+    return { status: 200, body };
+  }
+  const [result] = results;
+  if (!result) throw new Error('publisher returned no result');
+  return result.deduplicated
+    ? { status: 202, body: { messageId: result.messageId, deduplicated: true } }
+    : { status: 200, body: { messageId: result.messageId } };
+}
+
+/** Splits the raw request URL after `prefix` into the destination and Ferry's query parameters. */
+export function destinationOf(
+  request: FastifyRequest,
+  prefix: string,
+  after: string,
+): ReturnType<typeof parseDestination> {
+  const raw = request.raw.url ?? request.url;
+  const start = raw.indexOf(after) + after.length;
+  const q = raw.indexOf('?', start);
+  return parseDestination({
+    rawPath: q === -1 ? raw.slice(start) : raw.slice(start, q),
+    rawQuery: q === -1 ? '' : raw.slice(q + 1),
+    prefix,
+  });
 }
 
 export function publishRoutes(app: FastifyInstance, ctx: ApiContext): void {
   app.post('/v2/publish/*', async (request, reply) => {
     const account = request.account;
-    const limits = ctx.accounts.limits(account);
-    const raw = request.raw.url ?? request.url;
-    const start = raw.indexOf('/v2/publish/') + '/v2/publish/'.length;
-    const q = raw.indexOf('?', start);
-    const { destination, query } = parseDestination({
-      rawPath: q === -1 ? raw.slice(start) : raw.slice(start, q),
-      rawQuery: q === -1 ? '' : raw.slice(q + 1),
-      prefix: ctx.prefix,
-    });
-    if (destination.kind === 'group') {
-      throw notFound(`URL group "${destination.name}" not found`);
-    }
-    const body = bodyOf(request, limits);
-    const now = ctx.clock.now();
-    const settings = parsePublishSettings({
-      prefix: ctx.prefix,
+    const { destination, query } = destinationOf(request, ctx.prefix, '/v2/publish/');
+    const prepared = await preparePublish(ctx, {
+      account,
+      destination,
       headers: request.headers,
       query,
-      plan: limits,
-      now,
-    });
-    checkDestinationAllowed(destination.url, ctx.production);
-    const message = buildMessage({
-      account,
-      url: destination.url,
-      settings,
-      body,
+      body: bodyOf(request, ctx.accounts.limits(account)),
       callerIp: request.ip,
-      now,
     });
-    const [result] = await ctx.publisher.publish([
-      { message, dedupKey: dedupKeyOf(settings, message) },
-    ]);
-    if (!result) throw new Error('publisher returned no result');
-    if (result.deduplicated) {
-      return reply.code(202).send({ messageId: result.messageId, deduplicated: true });
-    }
-    return { messageId: result.messageId };
+    const results = await ctx.publisher.publish(prepared.items);
+    const { status, body } = publishResponse(prepared, results);
+    return reply.code(status).send(body);
   });
 }

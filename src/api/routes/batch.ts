@@ -1,0 +1,114 @@
+/**
+ * `POST /v2/batch`: many publishes in one request, `[{destination, body?, headers?, queue?}]`.
+ * Each entry is validated on its own: an entry that fails answers `{error}` in its place while
+ * the others go through. Every accepted entry is stored in one transaction (one publisher call).
+ */
+import type { FastifyInstance } from 'fastify';
+import { badRequest, FerryError, tooLarge } from '../../core/errors.js';
+import type { IncomingHeaders } from '../../core/publish-request.js';
+import type { Account } from '../../core/types.js';
+import type { PlanLimits } from '../../core/plans.js';
+import type { PublishItem } from '../../engine/publisher.js';
+import type { ApiContext } from '../context.js';
+import { jsonBody } from '../json-body.js';
+import { preparePublish, publishResponse, type PreparedPublish } from './publish.js';
+import { parseDestination } from '../../core/destination.js';
+
+/** Most entries in one batch. */
+export const MAX_BATCH_ENTRIES = 1_000;
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** An entry's `headers`: `{name: string | string[]}` as incoming headers (lower-case names). */
+function entryHeaders(raw: unknown): IncomingHeaders {
+  if (raw === undefined || raw === null) return {};
+  if (!isObject(raw)) throw badRequest('invalid headers: expected an object of header values');
+  const headers: IncomingHeaders = {};
+  for (const [name, value] of Object.entries(raw)) {
+    const values = typeof value === 'string' ? [value] : value;
+    if (!Array.isArray(values) || !values.every((v): v is string => typeof v === 'string')) {
+      throw badRequest(`invalid headers.${name}: expected a string or an array of strings`);
+    }
+    const lower = name.toLowerCase();
+    const existing = headers[lower];
+    headers[lower] = existing === undefined ? values : [...[existing].flat(), ...values];
+  }
+  return headers;
+}
+
+function entryBody(raw: unknown, plan: PlanLimits): Uint8Array {
+  if (raw === undefined || raw === null) return new Uint8Array(0);
+  if (typeof raw !== 'string') throw badRequest('invalid body: expected a string');
+  const bytes = Buffer.from(raw, 'utf8');
+  if (bytes.byteLength > plan.max_message_size) {
+    throw tooLarge(
+      `body of ${bytes.byteLength} bytes is larger than max_message_size (${plan.max_message_size})`,
+    );
+  }
+  return bytes;
+}
+
+async function prepareEntry(
+  ctx: ApiContext,
+  account: Account,
+  entry: unknown,
+  callerIp: string,
+): Promise<PreparedPublish> {
+  if (!isObject(entry)) throw badRequest('expected an object {destination, body?, headers?}');
+  const { destination: raw } = entry;
+  if (typeof raw !== 'string' || raw === '') {
+    throw badRequest('"destination" is required: a URL or a URL-group name');
+  }
+  if (entry.queue !== undefined && entry.queue !== null && entry.queue !== '') {
+    throw badRequest(
+      `queue ${JSON.stringify(entry.queue)}: FIFO queues are not implemented in this version`,
+    );
+  }
+  const q = raw.indexOf('?');
+  const { destination, query } = parseDestination({
+    rawPath: q === -1 ? raw : raw.slice(0, q),
+    rawQuery: q === -1 ? '' : raw.slice(q + 1),
+    prefix: ctx.prefix,
+  });
+  const plan = ctx.accounts.limits(account);
+  return preparePublish(ctx, {
+    account,
+    destination,
+    headers: entryHeaders(entry.headers),
+    query,
+    body: entryBody(entry.body, plan),
+    callerIp,
+  });
+}
+
+export function batchRoutes(app: FastifyInstance, ctx: ApiContext): void {
+  app.post('/v2/batch', async (request) => {
+    const entries = jsonBody(request);
+    if (!Array.isArray(entries)) {
+      throw badRequest('invalid body: expected a JSON array of {destination, body?, headers?}');
+    }
+    if (entries.length > MAX_BATCH_ENTRIES) {
+      throw badRequest(`batch of ${entries.length} entries: at most ${MAX_BATCH_ENTRIES} allowed`);
+    }
+    const account = request.account;
+    const prepared = await Promise.all(
+      entries.map((entry) =>
+        prepareEntry(ctx, account, entry, request.ip).catch((error: unknown) => {
+          if (error instanceof FerryError && error.status < 500) return error;
+          throw error;
+        }),
+      ),
+    );
+    const items: PublishItem[] = [];
+    for (const p of prepared) if (!(p instanceof FerryError)) items.push(...p.items);
+    const results = items.length > 0 ? await ctx.publisher.publish(items) : [];
+    let next = 0;
+    return prepared.map((p, i) => {
+      if (p instanceof FerryError) return { error: `entry ${i}: ${p.message}` };
+      const mine = results.slice(next, next + p.items.length);
+      next += p.items.length;
+      return publishResponse(p, mine).body;
+    });
+  });
+}
