@@ -275,6 +275,14 @@ describe('parsePublishSettings: forwarded headers', () => {
       { 'X-A': ['explicit'] },
     ],
     [
+      "header forwarding keeps a sender's own non-Bearer Authorization (the token came by query)",
+      {
+        query: 'svc-header-forward=true&queue_token=T',
+        headers: { authorization: 'Basic dTpw' },
+      },
+      { Authorization: ['Basic dTpw'] },
+    ],
+    [
       'explicit Content-Type replaces the request one',
       { headers: { 'content-type': 'text/plain', 'svc-forward-content-type': 'application/json' } },
       { 'Content-Type': ['application/json'] },

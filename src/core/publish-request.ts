@@ -31,7 +31,8 @@ export interface PublishSettings {
   /**
    * What the destination receives, canonical names: `Content-Type` (when sent), every
    * `<P>-Forward-<X>` as `<X>`, and with header forwarding every other incoming header except
-   * hop-by-hop ones, `Authorization` (Ferry's own token) and `<P>-*` headers.
+   * hop-by-hop ones, an `Authorization` with a Bearer token (Ferry's own credential: a webhook
+   * sender's Basic or signature scheme is forwarded) and `<P>-*` headers.
    */
   headers: HeaderMap;
   /** `<P>-Header-Forward: true`. */
@@ -280,6 +281,12 @@ function addDefaults(
   }
 }
 
+/**
+ * A Bearer `Authorization` is Ferry's own token (the API authenticates with the Bearer scheme
+ * first, see api/auth.ts); any other scheme belongs to the sender and may be forwarded.
+ */
+const isBearer = (value: string): boolean => /^\s*bearer\s/i.test(value);
+
 function forwardedHeaders(prefix: string, input: Input, headerForward: boolean): HeaderMap {
   const ferry = `${prefix.toLowerCase()}-`;
   const forwardPrefix = `${ferry}forward-`;
@@ -301,7 +308,7 @@ function forwardedHeaders(prefix: string, input: Input, headerForward: boolean):
     for (const [lower, values] of input.headers) {
       if (
         HOP_BY_HOP_HEADERS.has(lower) ||
-        lower === 'authorization' ||
+        (lower === 'authorization' && values.some(isBearer)) ||
         lower === 'content-type' ||
         lower.startsWith(ferry) ||
         !isValidHeaderName(lower) // HTTP/2 pseudo-headers (":path") and the like
