@@ -10,7 +10,7 @@ import { createFerry, type Ferry } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/cli/config.js';
 import { createAccount } from '../../src/cli/credentials.js';
 import type { Clock } from '../../src/core/clock.js';
-import { silentLogger } from '../../src/core/logger.js';
+import { silentLogger, type Logger } from '../../src/core/logger.js';
 import type { Account, PlanName } from '../../src/core/types.js';
 import type { Driver } from '../../src/storage/driver.js';
 import { openPostgresDriver } from '../../src/storage/postgres/postgres-driver.js';
@@ -25,6 +25,8 @@ export interface TestFerryOptions {
   engine?: boolean;
   /** Storage: SQLite file (default) or PostgreSQL on a fresh schema of TEST_DATABASE_URL. */
   storage?: 'sqlite' | 'postgres';
+  /** The server's logger (default silent; errors on stderr with TEST_LOG set). */
+  logger?: Logger;
 }
 
 export interface TestFerry {
@@ -60,9 +62,11 @@ export async function startFerry(options: TestFerryOptions = {}): Promise<TestFe
   }
   const ferry = await createFerry({
     config,
-    logger: process.env.TEST_LOG
-      ? { ...silentLogger, error: (o: object | string, m?: string) => console.error(m, o) }
-      : silentLogger,
+    logger:
+      options.logger ??
+      (process.env.TEST_LOG
+        ? { ...silentLogger, error: (o: object | string, m?: string) => console.error(m, o) }
+        : silentLogger),
     clock: options.clock,
     driver,
   });

@@ -73,6 +73,7 @@ export function buildMessage(p: {
       retryDelayExpression: settings.retryDelayExpression,
       timeoutMs: settings.timeoutMs,
       flowControl: settings.flowControl,
+      redact: settings.redact,
     },
     body: p.body,
   };
