@@ -1,6 +1,7 @@
 /**
  * With `--header-prefix Upstash`, the official `@upstash/qstash` Client and Receiver work against
- * Ferry unchanged: publish, message lookup and cancel, logs, the DLQ and signature verification.
+ * Ferry unchanged: publish, message lookup and cancel, logs, the DLQ, URL groups, batch and
+ * signature verification.
  */
 import { Client, Receiver } from '@upstash/qstash';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -82,5 +83,46 @@ describe('official @upstash/qstash Client in Upstash mode', () => {
     const deleted = await client.dlq.delete({ dlqIds: again.messages.map((m) => m.dlqId) });
     expect(deleted.deleted).toBe(again.messages.length);
     expect((await client.dlq.listMessages({})).messages).toHaveLength(0);
+  });
+
+  it('manages URL groups, publishes to one (fan-out), and batches', async () => {
+    await client.urlGroups.addEndpoints({
+      name: 'sdk-group',
+      endpoints: [{ url: `${dest.url}/g1`, name: 'first' }, { url: `${dest.url}/g2` }],
+    });
+    const group = await client.urlGroups.get('sdk-group');
+    expect(group).toMatchObject({
+      name: 'sdk-group',
+      endpoints: [{ url: `${dest.url}/g1`, name: 'first' }, { url: `${dest.url}/g2` }],
+    });
+    expect((await client.urlGroups.list()).map((g) => g.name)).toContain('sdk-group');
+
+    const fanned = await client.publishJSON({ urlGroup: 'sdk-group', body: { n: 1 } });
+    expect(fanned).toHaveLength(2);
+    expect(fanned[0]?.messageId).toMatch(/^msg_/);
+
+    const batch = await client.batchJSON([
+      { url: `${dest.url}/b1`, body: { b: 1 }, headers: { 'X-Batch': 'yes' } },
+      { urlGroup: 'sdk-group', body: { b: 2 } },
+    ]);
+    expect(batch).toHaveLength(2);
+    expect(batch[0]).toEqual({ messageId: expect.stringMatching(/^msg_/) });
+    expect(batch[1]).toHaveLength(2);
+
+    const before = dest.requests.length;
+    while ((await t.ferry.engine.runOnce()) > 0);
+    const got = (await dest.waitFor(before + 5)).slice(before);
+    expect(got.map((r) => r.path).sort()).toEqual(['/b1', '/g1', '/g1', '/g2', '/g2']);
+    const toFirst = got.find((r) => r.path === '/g1');
+    expect(toFirst?.headers['upstash-topic-name']).toBe('sdk-group');
+    expect(toFirst?.headers['upstash-endpoint-name']).toBe('first');
+    expect(got.find((r) => r.path === '/b1')?.headers['x-batch']).toBe('yes');
+
+    await client.urlGroups.removeEndpoints({ name: 'sdk-group', endpoints: [{ name: 'first' }] });
+    expect((await client.urlGroups.get('sdk-group')).endpoints).toEqual([
+      { url: `${dest.url}/g2` },
+    ]);
+    await client.urlGroups.delete('sdk-group');
+    await expect(client.urlGroups.get('sdk-group')).rejects.toThrow();
   });
 });

@@ -387,4 +387,46 @@ describe.each(STORAGES)('on %s', (storage) => {
       }
     });
   });
+
+  describe('the SDK', () => {
+    it('manages groups, publishes to one, and batches', async () => {
+      const { client } = t;
+      const [d1, d2] = dests as [Receiver, Receiver];
+      const group = await client.urlGroups.addEndpoints('sdk', [
+        { url: d1.url, name: 'one' },
+        { url: d2.url },
+      ]);
+      expect(group.endpoints).toEqual([{ url: d1.url, name: 'one' }, { url: d2.url }]);
+      await client.urlGroups.setHeaders('sdk', { 'Svc-Forward-X-From-Group': 'g' });
+      expect((await client.urlGroups.get('sdk')).headers).toEqual({
+        'Svc-Forward-X-From-Group': ['g'],
+      });
+      expect((await client.urlGroups.list()).map((g) => g.name)).toEqual(['sdk']);
+
+      const published = await client.publish({
+        destination: 'sdk',
+        body: 'fan',
+        redactFields: ['body'],
+      });
+      expect(Array.isArray(published) && published.map((p) => p.url)).toEqual([d1.url, d2.url]);
+
+      const batch = await client.batch([
+        { destination: `${d1.url}/b`, body: 'one', retries: 0 },
+        { destination: 'sdk', body: 'two' },
+        { destination: 'no-such-group' },
+      ]);
+      expect(batch[0]).toEqual({ messageId: expect.stringMatching(/^msg_/) });
+      expect(batch[1]).toHaveLength(2);
+      expect(batch[2]).toEqual({ error: 'entry 2: URL group "no-such-group" not found' });
+
+      await drain();
+      expect(d1.requests.map((r) => r.body.toString()).sort()).toEqual(['fan', 'one', 'two']);
+      expect(d2.requests.every((r) => r.headers['x-from-group'] === 'g')).toBe(true);
+
+      const remaining = await client.urlGroups.removeEndpoints('sdk', [{ name: 'one' }]);
+      expect(remaining?.endpoints).toEqual([{ url: d2.url }]);
+      expect(await client.urlGroups.removeEndpoints('sdk', [{ url: d2.url }])).toBeUndefined();
+      await expect(client.urlGroups.get('sdk')).rejects.toMatchObject({ status: 404 });
+    });
+  });
 });

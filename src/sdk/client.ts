@@ -4,7 +4,14 @@ import { HttpClient } from './http.js';
 import { KeysApi } from './keys.js';
 import { MessagesApi } from './messages.js';
 import { publishHeaders } from './publish.js';
-import type { PublishJsonRequest, PublishRequest, PublishResult } from './types.js';
+import type {
+  BatchRequest,
+  BatchResult,
+  PublishJsonRequest,
+  PublishRequest,
+  PublishResult,
+} from './types.js';
+import { UrlGroupsApi } from './url-groups.js';
 
 /** Options of {@link FerryClient}. */
 export interface FerryClientOptions {
@@ -25,6 +32,7 @@ export class FerryClient {
   readonly events: EventsApi;
   readonly dlq: DlqApi;
   readonly keys: KeysApi;
+  readonly urlGroups: UrlGroupsApi;
   private readonly http: HttpClient;
   private readonly prefix: string;
 
@@ -35,6 +43,7 @@ export class FerryClient {
     this.events = new EventsApi(this.http);
     this.dlq = new DlqApi(this.http);
     this.keys = new KeysApi(this.http);
+    this.urlGroups = new UrlGroupsApi(this.http);
   }
 
   /**
@@ -58,6 +67,29 @@ export class FerryClient {
       ...rest,
       contentType: rest.contentType ?? 'application/json',
       body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  }
+
+  /**
+   * Publishes many messages in one request; all accepted entries are stored in one transaction.
+   * The result has one element per entry, in order: a publish result (an array for a URL group),
+   * or `{error}` for an entry that was refused while the others went through.
+   */
+  async batch(requests: BatchRequest[]): Promise<BatchResult[]> {
+    const entries = requests.map((req) => {
+      if (req.destination === '') throw new TypeError('destination must not be empty');
+      // Batch bodies travel inside JSON, so they must be text; invalid UTF-8 throws here.
+      const body =
+        req.body instanceof Uint8Array
+          ? new TextDecoder('utf-8', { fatal: true }).decode(req.body)
+          : req.body;
+      return { destination: req.destination, headers: publishHeaders(this.prefix, req), body };
+    });
+    return this.http.request<BatchResult[]>({
+      method: 'POST',
+      path: '/v2/batch',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(entries),
     });
   }
 }

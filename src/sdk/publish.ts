@@ -42,6 +42,7 @@ export function publishHeaders(prefix: string, req: PublishRequest): Record<stri
     set('Flow-Control-Value', flowControlValue(req.flowControl));
   }
   set('Header-Forward', req.headerForward);
+  set('Redact-Fields', req.redactFields?.join(', '));
   for (const [name, value] of Object.entries(req.rawHeaders ?? {})) {
     // Header names are case-insensitive: a raw header replaces a built one of any casing.
     for (const built of Object.keys(h)) {

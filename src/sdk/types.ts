@@ -138,6 +138,11 @@ export interface PublishRequest {
   flowControl?: FlowControlOptions;
   /** Forward every header of this request to the destination without the forward prefix. */
   headerForward?: boolean;
+  /**
+   * Parts the API, events and DLQ show as `REDACTED:<sha256>` (the destination still gets
+   * them): `'body'`, `'header'` (every header) or `'header[Name]'`.
+   */
+  redactFields?: string[];
   /** Extra headers sent exactly as given, after (and overriding) the ones built above. */
   rawHeaders?: Record<string, string>;
 }
@@ -218,3 +223,26 @@ export interface DlqPage {
   cursor?: string;
   messages: DlqMessage[];
 }
+
+/** An endpoint of a URL group. */
+export interface UrlGroupEndpoint {
+  url: string;
+  /** Unique within the group; sent to the endpoint as `<P>-Endpoint-Name`. */
+  name?: string;
+}
+
+/** A URL group (`GET /v2/topics/{name}`). */
+export interface UrlGroup {
+  name: string;
+  createdAt: number;
+  updatedAt: number;
+  endpoints: UrlGroupEndpoint[];
+  /** Default headers applied to every publish to the group. */
+  headers?: HeaderMap;
+}
+
+/** One entry of a batch: a publish request, optionally into a queue. */
+export type BatchRequest = PublishRequest;
+
+/** One element of a batch result: a publish result, or the error of a failed entry. */
+export type BatchResult = PublishResult | { error: string };
