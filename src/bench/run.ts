@@ -11,9 +11,13 @@
  *   a durable commit per request, does not cap the delivery rate), timed from the first publish
  *   until the receiver has all N; deliveries run while publishing;
  * - latency at 500 msg/s: publishes paced at a steady rate; publish→receive p50/p99 measured at
- *   the receiver from a timestamp in the body.
+ *   the receiver from a timestamp in the body;
+ * - fan-out: publishes to a URL group of 100 endpoints from 10 clients, timed until the receiver
+ *   has every endpoint's message;
+ * - batch: `POST /v2/batch` of 100 delayed messages each, from 10 clients: messages stored/s.
  *
- * Options: `--quick` (smaller N), `--only sqlite|postgres`, `--case publish|e2e|latency`.
+ * Options: `--quick` (smaller N), `--only sqlite|postgres`,
+ * `--case publish|e2e|latency|fanout|batch`.
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -31,7 +35,8 @@ const onlyIndex = process.argv.indexOf('--only');
 const only = onlyIndex === -1 ? undefined : process.argv[onlyIndex + 1];
 const caseIndex = process.argv.indexOf('--case');
 const onlyCase = caseIndex === -1 ? undefined : process.argv[caseIndex + 1];
-const wanted = (name: 'publish' | 'e2e' | 'latency'): boolean => !onlyCase || onlyCase === name;
+const wanted = (name: 'publish' | 'e2e' | 'latency' | 'fanout' | 'batch'): boolean =>
+  !onlyCase || onlyCase === name;
 
 interface Row {
   storage: string;
@@ -160,6 +165,8 @@ const ms = (x: number): string => `${x.toFixed(1)} ms`;
 async function publishMany(p: {
   ferry: Running;
   destination: string;
+  /** Request path; default `/v2/publish/<destination>`. */
+  path?: string;
   n: number;
   concurrency: number;
   headers?: Record<string, string>;
@@ -167,7 +174,7 @@ async function publishMany(p: {
   paceMs?: number;
 }): Promise<{ seconds: number; latencies: number[] }> {
   const pool = new Pool(p.ferry.baseUrl, { connections: p.concurrency, pipelining: 1 });
-  const path = `/v2/publish/${p.destination}`;
+  const path = p.path ?? `/v2/publish/${p.destination}`;
   const headers = {
     authorization: `Bearer ${p.ferry.token}`,
     'content-type': 'text/plain',
@@ -291,6 +298,90 @@ async function benchLatency(
   }
 }
 
+/** Fan-out: every publish goes to a URL group of `endpoints` endpoints on the receiver. */
+async function benchFanOut(
+  storage: 'sqlite' | 'postgres',
+  publishes: number,
+  endpoints: number,
+): Promise<Row> {
+  const sink = await startSink();
+  const ferry = await startFerry(storage);
+  try {
+    const res = await fetch(`${ferry.baseUrl}/v2/topics/fanout/endpoints`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ferry.token}` },
+      body: JSON.stringify({
+        endpoints: Array.from({ length: endpoints }, (_, i) => ({ url: `${sink.url}/e${i}` })),
+      }),
+    });
+    if (res.status !== 200) throw new Error(`creating the group answered ${res.status}`);
+    const n = publishes * endpoints;
+    const all = sink.received(n);
+    const start = performance.now();
+    const { seconds: publishSeconds, latencies } = await publishMany({
+      ferry,
+      destination: 'fanout',
+      n: publishes,
+      concurrency: 10,
+      body: (i) => `message ${i} ${'x'.repeat(100)}`,
+    });
+    await all;
+    const seconds = (performance.now() - start) / 1000;
+    return {
+      storage,
+      case: `fan-out: publish to a ${endpoints}-endpoint URL group (10 clients), until all received`,
+      n,
+      result: `${Math.round(n / seconds).toLocaleString('en')} deliveries/s`,
+      detail:
+        `${publishes} publishes in ${publishSeconds.toFixed(2)} s ` +
+        `(${Math.round((publishes * endpoints) / publishSeconds).toLocaleString('en')} messages stored/s, ` +
+        `publish p50 ${ms(percentile(latencies, 50))}, p99 ${ms(percentile(latencies, 99))}); ` +
+        `all received after ${seconds.toFixed(2)} s`,
+    };
+  } finally {
+    await ferry.stop();
+    await sink.stop();
+  }
+}
+
+/** Batch publish: `batches` requests of `size` delayed messages each (no delivery competes). */
+async function benchBatch(
+  storage: 'sqlite' | 'postgres',
+  batches: number,
+  size: number,
+): Promise<Row> {
+  const ferry = await startFerry(storage);
+  try {
+    const entries = (b: number) =>
+      JSON.stringify(
+        Array.from({ length: size }, (_, i) => ({
+          destination: 'http://127.0.0.1:9/never',
+          headers: { 'Svc-Delay': '1d' },
+          body: `message ${b}.${i} ${'x'.repeat(100)}`,
+        })),
+      );
+    const { seconds, latencies } = await publishMany({
+      ferry,
+      destination: '',
+      path: '/v2/batch',
+      n: batches,
+      concurrency: 10,
+      headers: { 'content-type': 'application/json' },
+      body: entries,
+    });
+    const n = batches * size;
+    return {
+      storage,
+      case: `batch publish, ${size} messages per request (10 clients)`,
+      n,
+      result: `${Math.round(n / seconds).toLocaleString('en')} messages/s`,
+      detail: `${Math.round(batches / seconds).toLocaleString('en')} batches/s; batch latency p50 ${ms(percentile(latencies, 50))}, p99 ${ms(percentile(latencies, 99))}`,
+    };
+  } finally {
+    await ferry.stop();
+  }
+}
+
 async function main(): Promise<void> {
   const storages: ('sqlite' | 'postgres')[] = ['sqlite'];
   if (process.env.TEST_DATABASE_URL) storages.push('postgres');
@@ -309,6 +400,8 @@ async function main(): Promise<void> {
     }
     if (wanted('e2e')) await run(benchEndToEnd(storage, Math.round(20_000 * scale)));
     if (wanted('latency')) await run(benchLatency(storage, 500, quick ? 4 : 10));
+    if (wanted('fanout')) await run(benchFanOut(storage, Math.round(200 * scale), 100));
+    if (wanted('batch')) await run(benchBatch(storage, Math.round(200 * scale), 100));
   }
   const cpu = cpus()[0]?.model ?? 'unknown CPU';
   console.log(
@@ -329,7 +422,10 @@ async function main(): Promise<void> {
       `${E2E_PUBLISHERS} concurrent clients so that publishing does not cap the delivery rate. ` +
       'The latency case paces publishes at a steady rate over a 20-connection pool; latency is ' +
       'measured at the receiver from a timestamp written into the body just before the publish ' +
-      'request, so it includes any wait of the publish itself.',
+      'request, so it includes any wait of the publish itself. The fan-out case publishes to a ' +
+      'URL group of 100 endpoints (all on the receiver) from 10 concurrent clients and is timed ' +
+      'until every endpoint has every message. The batch case sends `POST /v2/batch` requests of ' +
+      '100 delayed messages each from 10 concurrent clients.',
   );
 }
 
