@@ -124,11 +124,16 @@ describe('publish validation', () => {
     );
   });
 
-  it('400 for settings of features not built yet (instead of ignoring them) and bad redaction lists', async () => {
+  it('400 for a bad callback URL, callback settings without a URL, and bad redaction lists', async () => {
     await expectError(
-      await publish(t, 'https://example.com', { 'Svc-Callback': 'https://example.com/cb' }),
+      await publish(t, 'https://example.com', { 'Svc-Callback': 'mailto:me@example.com' }),
       400,
-      /Svc-Callback is not supported yet/,
+      /invalid Svc-Callback "mailto:me@example.com": expected an http:\/\/ or https:\/\/ URL/,
+    );
+    await expectError(
+      await publish(t, 'https://example.com', { 'Svc-Failure-Callback-Retries': '1' }),
+      400,
+      /Svc-Failure-Callback-Retries requires Svc-Failure-Callback/,
     );
     await expectError(
       await publish(t, 'https://example.com', { 'Svc-Redact-Fields': 'body, secrets' }),

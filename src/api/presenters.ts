@@ -37,6 +37,8 @@ export function messageJson(message: Message): Record<string, unknown> {
     retried: message.retried,
     notBefore: message.notBefore,
     createdAt: message.createdAt,
+    callback: spec.callback?.url,
+    failureCallback: spec.failureCallback?.url,
     queueName: message.queueName,
     scheduleId: message.scheduleId,
     callerIP: message.callerIp,

@@ -585,20 +585,80 @@ describe('contentDeduplicationKey', () => {
   });
 });
 
-describe('settings of features not built yet', () => {
-  const base = {
-    prefix: 'Svc',
-    query: new URLSearchParams(),
-    plan: DEFAULT_PLANS.paid,
-    now: 0,
-  };
+describe('callback settings', () => {
+  const base = { prefix: 'Svc', query: new URLSearchParams(), plan: DEFAULT_PLANS.free, now: 0 };
+
+  it('reads the URL and every setting, for both kinds, from headers and the query', () => {
+    const settings = parsePublishSettings({
+      ...base,
+      headers: {
+        'svc-callback': 'https://cb.example.com/done',
+        'svc-callback-forward-x-token': 'abc',
+        'svc-callback-method': 'put',
+        'svc-callback-timeout': '10s',
+        'svc-callback-retries': '1',
+        'svc-callback-retry-delay': '500 * retried',
+        'svc-callback-delay': '5s',
+      },
+      query: new URLSearchParams(
+        'svc-failure-callback=http://fail.example.com/f&svc-failure-callback-forward-x-b=2',
+      ),
+    });
+    expect(settings.callback).toEqual({
+      url: 'https://cb.example.com/done',
+      method: 'PUT',
+      headers: { 'X-Token': ['abc'] },
+      timeoutMs: 10_000,
+      retries: 1,
+      retryDelayExpression: '500 * retried',
+      delayMs: 5_000,
+    });
+    expect(settings.failureCallback).toEqual({
+      url: 'http://fail.example.com/f',
+      method: 'POST',
+      headers: { 'X-B': ['2'] },
+    });
+    // Callback headers are not forwarded to the destination.
+    expect(settings.headers).toEqual({});
+  });
+
   it.each([
     [
-      { 'svc-callback': 'https://example.com/cb' },
-      /Svc-Callback is not supported yet: callbacks are/,
+      { 'svc-callback': 'ftp://x.example' },
+      /invalid Svc-Callback "ftp:\/\/x.example": expected an http/,
     ],
-    [{ 'svc-failure-callback-method': 'PUT' }, /Svc-Failure-Callback-Method is not supported yet/],
-  ])('refuses %o instead of ignoring it', (headers, pattern) => {
+    [{ 'svc-callback': 'not a url' }, /invalid Svc-Callback/],
+    [{ 'svc-failure-callback': '/relative' }, /invalid Svc-Failure-Callback/],
+    [{ 'svc-callback-retries': '1' }, /Svc-Callback-Retries requires Svc-Callback/],
+    [
+      { 'svc-failure-callback-method': 'PUT' },
+      /Svc-Failure-Callback-Method requires Svc-Failure-Callback/,
+    ],
+    [
+      { 'svc-callback': 'https://a.example', 'svc-callback-method': 'FETCH' },
+      /invalid Svc-Callback-Method "FETCH"/,
+    ],
+    [
+      { 'svc-callback': 'https://a.example', 'svc-callback-retries': '99' },
+      /Svc-Callback-Retries "99" is more than the plan's max_retries/,
+    ],
+    [
+      { 'svc-callback': 'https://a.example', 'svc-callback-delay': '30d' },
+      /Svc-Callback-Delay "30d" is more than the plan's max_delay/,
+    ],
+    [
+      { 'svc-callback': 'https://a.example', 'svc-callback-timeout': '0' },
+      /invalid Svc-Callback-Timeout "0"/,
+    ],
+    [
+      { 'svc-callback': 'https://a.example', 'svc-callback-retry-delay': 'eval(1)' },
+      /Svc-Callback-Retry-Delay/,
+    ],
+    [
+      { 'svc-callback': 'https://a.example', 'svc-callback-forward-host': 'x' },
+      /Svc-Callback-Forward-Host/,
+    ],
+  ])('%o is refused: %s', (headers, pattern) => {
     expect(() => parsePublishSettings({ ...base, headers })).toThrow(pattern);
   });
 

@@ -13,7 +13,7 @@ import {
 import type { PlanLimits } from './plans.js';
 import { parseRedactFields, type Redaction } from './redaction.js';
 import { compileRetryDelay } from './retry-delay.js';
-import type { FlowControl, HeaderMap, HttpMethod } from './types.js';
+import type { CallbackSpec, FlowControl, HeaderMap, HttpMethod } from './types.js';
 
 /**
  * The settings of a publish request (`<P>-*` headers and their query-parameter forms), checked
@@ -55,6 +55,10 @@ export interface PublishSettings {
   flowControl?: FlowControl;
   /** `<P>-Redact-Fields`. */
   redact?: Redaction;
+  /** `<P>-Callback` and its `<P>-Callback-*` settings. */
+  callback?: CallbackSpec;
+  /** `<P>-Failure-Callback` and its `<P>-Failure-Callback-*` settings. */
+  failureCallback?: CallbackSpec;
 }
 
 const METHODS: readonly HttpMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
@@ -97,7 +101,6 @@ export function parsePublishSettings(p: {
   now: number;
 }): PublishSettings {
   const input = collectInput(p.prefix, p.headers, p.query, p.defaults);
-  rejectUnbuilt(p.prefix, input);
   const name = (suffix: string) => `${p.prefix}-${suffix}`;
   const get = (suffix: string): string | undefined => input.setting(name(suffix));
 
@@ -122,10 +125,7 @@ export function parsePublishSettings(p: {
 
   const timeout = get('Timeout');
   if (timeout !== undefined) {
-    const ms = parseDuration(timeout, name('Timeout'));
-    if (ms === 0) {
-      throw badRequest(`invalid ${name('Timeout')} ${quoteValue(timeout)}: must be more than 0`);
-    }
+    const ms = parseTimeout(timeout, name('Timeout'));
     // Longer than the plan is not an error: the plan's timeout applies (interface.md: "It can
     // only shorten the plan default").
     if (ms < p.plan.timeout * 1_000) settings.timeoutMs = ms;
@@ -155,6 +155,11 @@ export function parsePublishSettings(p: {
     if (redact) settings.redact = redact;
   }
 
+  const callback = parseCallback(p.prefix, 'Callback', input, p.plan);
+  if (callback) settings.callback = callback;
+  const failureCallback = parseCallback(p.prefix, 'Failure-Callback', input, p.plan);
+  if (failureCallback) settings.failureCallback = failureCallback;
+
   return settings;
 }
 
@@ -181,30 +186,6 @@ export function contentDeduplicationKey(p: {
 }
 
 // ---- input collection ---------------------------------------------------------------------
-
-/**
- * Settings of the contract that this version does not implement yet. Ignoring them would be a
- * silent surprise (a callback that never comes, a secret shown unredacted), so they are refused.
- */
-const UNBUILT: readonly { suffix: string; feature: string }[] = [
-  { suffix: 'failure-callback', feature: 'failure callbacks are' },
-  { suffix: 'callback', feature: 'callbacks are' },
-];
-
-function rejectUnbuilt(prefix: string, input: Input): void {
-  for (const name of input.settings.keys()) {
-    const suffix = name.slice(prefix.length + 1);
-    const unbuilt = UNBUILT.find((u) => suffix === u.suffix || suffix.startsWith(`${u.suffix}-`));
-    if (unbuilt) {
-      throw badRequest(
-        `${prefix}-${canonicalSuffix(suffix)} is not supported yet: ${unbuilt.feature} not implemented in this version`,
-      );
-    }
-  }
-}
-
-const canonicalSuffix = (suffix: string): string =>
-  suffix.replace(/(^|-)([a-z])/g, (_m: string, dash: string, c: string) => dash + c.toUpperCase());
 
 interface Input {
   /** Names of incoming headers, lower case, with their values as sent (header origin only). */
@@ -340,6 +321,102 @@ function forwardedHeaders(prefix: string, input: Input, headerForward: boolean):
   return out;
 }
 
+// ---- callbacks -------------------------------------------------------------------------------
+
+/**
+ * `<P>-<kind>: <url>` with `<P>-<kind>-Forward-*`, `-Method`, `-Timeout`, `-Retries`,
+ * `-Retry-Delay` and `-Delay`, validated like their publish counterparts. Settings without the
+ * URL are a 400: they would silently do nothing.
+ */
+function parseCallback(
+  prefix: string,
+  kind: 'Callback' | 'Failure-Callback',
+  input: Input,
+  plan: PlanLimits,
+): CallbackSpec | undefined {
+  const base = `${prefix}-${kind}`;
+  const lowerBase = base.toLowerCase();
+  const get = (suffix: string): string | undefined => input.setting(`${base}-${suffix}`);
+  const urlText = input.setting(base);
+  const forwardPrefix = `${lowerBase}-forward-`;
+  const settingNames = [...input.settings.keys()].filter((n) => n.startsWith(`${lowerBase}-`));
+  // `<P>-Callback-…` names are not `<P>-Failure-Callback-…` ones, and the other way round.
+  if (urlText === undefined) {
+    if (settingNames.length > 0) {
+      throw badRequest(
+        `${canonicalHeaderName(settingNames[0] ?? base)} requires ${base}: the URL to call`,
+      );
+    }
+    return undefined;
+  }
+  const url = parseCallbackUrl(urlText, base);
+  const headers: HeaderMap = {};
+  for (const lower of settingNames) {
+    if (!lower.startsWith(forwardPrefix)) continue;
+    const target = lower.slice(forwardPrefix.length);
+    const source = canonicalHeaderName(lower);
+    if (target === '' || !isValidHeaderName(target) || HOP_BY_HOP_HEADERS.has(target)) {
+      throw badRequest(`invalid header name ${quoteValue(source)}: cannot be forwarded`);
+    }
+    for (const value of input.settings.get(lower) ?? []) {
+      if (!isValidHeaderValue(value)) {
+        throw badRequest(
+          `invalid ${source} ${quoteValue(value)}: control characters are not allowed`,
+        );
+      }
+      addHeader(headers, target, value);
+    }
+  }
+  const spec: CallbackSpec = {
+    url,
+    method: parseMethod(get('Method'), `${base}-Method`),
+    headers,
+  };
+  const retries = get('Retries');
+  if (retries !== undefined) spec.retries = parseRetries(retries, `${base}-Retries`, plan);
+  const retryDelay = get('Retry-Delay');
+  if (retryDelay !== undefined) {
+    compileRetryDelay(retryDelay, `${base}-Retry-Delay`);
+    spec.retryDelayExpression = retryDelay.trim();
+  }
+  const timeout = get('Timeout');
+  if (timeout !== undefined) {
+    const ms = parseTimeout(timeout, `${base}-Timeout`);
+    if (ms < plan.timeout * 1_000) spec.timeoutMs = ms;
+  }
+  const delay = get('Delay');
+  if (delay !== undefined) {
+    const ms = parseDuration(delay, `${base}-Delay`);
+    if (ms > plan.max_delay * 1_000) {
+      throw limitExceeded(
+        `${base}-Delay ${quoteValue(delay)} is more than the plan's max_delay (${plan.max_delay} s)`,
+      );
+    }
+    if (ms > 0) spec.delayMs = ms;
+  }
+  return spec;
+}
+
+/** An absolute http(s) URL with a host. */
+function parseCallbackUrl(text: string, field: string): string {
+  const url = text.trim();
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(url);
+  } catch {
+    parsed = undefined;
+  }
+  if (
+    !parsed ||
+    !/^https?:$/.test(parsed.protocol) ||
+    parsed.hostname === '' ||
+    !/^https?:\/\//i.test(url)
+  ) {
+    throw badRequest(`invalid ${field} ${quoteValue(text)}: expected an http:// or https:// URL`);
+  }
+  return url;
+}
+
 // ---- single settings ------------------------------------------------------------------------
 
 function parseMethod(text: string | undefined, field: string): HttpMethod {
@@ -350,6 +427,13 @@ function parseMethod(text: string | undefined, field: string): HttpMethod {
     throw badRequest(`invalid ${field} ${quoteValue(text)}: expected one of ${METHODS.join(', ')}`);
   }
   return method;
+}
+
+/** A duration of more than 0, ms. */
+function parseTimeout(text: string, field: string): number {
+  const ms = parseDuration(text, field);
+  if (ms === 0) throw badRequest(`invalid ${field} ${quoteValue(text)}: must be more than 0`);
+  return ms;
 }
 
 /** `true` / `false`, any case; absent → false. */

@@ -37,6 +37,24 @@ export interface FlowControl {
 }
 
 /**
+ * Where and how a callback (`<P>-Callback`) or failure callback (`<P>-Failure-Callback`) is
+ * sent. Each callback is a message of its own, built from this when the source's attempt ends.
+ */
+export interface CallbackSpec {
+  url: string;
+  method: HttpMethod;
+  /** `<P>-Callback-Forward-<Name>` headers, canonical names. */
+  headers: HeaderMap;
+  /** `<P>-Callback-Retries`; absent: the source message's retries. */
+  retries?: number;
+  retryDelayExpression?: string;
+  /** Shorter than the plan's timeout, ms. */
+  timeoutMs?: number;
+  /** `<P>-Callback-Delay`, ms after the source's attempt ended. */
+  delayMs?: number;
+}
+
+/**
  * Everything about a message that is not an index or filter column. Stored as JSON, so later
  * features (callbacks, redaction, workflows) add optional fields here without a migration.
  */
@@ -53,6 +71,12 @@ export interface MessageSpec {
   flowControl?: FlowControl;
   /** `Svc-Redact-Fields`: what the API, events and DLQ never show (the destination gets it). */
   redact?: Redaction;
+  /** Called after every attempt (`Svc-Callback`). Callback messages have none: no loops. */
+  callback?: CallbackSpec;
+  /** Called once retries are exhausted (`Svc-Failure-Callback`), with the DLQ id. */
+  failureCallback?: CallbackSpec;
+  /** Set on callback messages: which kind, for the log and the API. */
+  callbackOf?: { kind: 'callback' | 'failure-callback'; sourceMessageId: string };
 }
 
 /** A message that is not final yet: one row of the hot `messages` table. */

@@ -77,6 +77,7 @@ export class Engine {
       eventResponseBytes: options.eventResponseBytes ?? 8 * 1024,
       // Nobody waits on an outcome's commit, so give more outcomes the chance to share it.
       lingerMs: options.outcomeLingerMs ?? 5,
+      onMessagesStored: () => this.wake(),
     });
   }
 

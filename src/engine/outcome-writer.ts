@@ -1,8 +1,9 @@
 /**
  * Writes what the engine learns: attempt outcomes (message deleted or rescheduled, the events,
- * the DLQ entry), released leases and ACTIVE events, in batches. Nobody waits on these commits,
+ * the DLQ entry, callback messages), released leases and ACTIVE events, in batches. Nobody waits on these commits,
  * so they linger a few ms to share one, and they do not wait for an fsync (`NOT_DURABLE`).
  */
+import { callbackBody, callbackMessage } from '../core/callbacks.js';
 import type { Clock } from '../core/clock.js';
 import { newDlqId } from '../core/ids.js';
 import type { Logger } from '../core/logger.js';
@@ -40,6 +41,14 @@ export type Completion =
   /** Log lines that need no transaction of their own (the ACTIVE event of a claim). */
   | { kind: 'events'; events: EventRecord[] };
 
+/** What one outcome transaction writes besides the message updates. */
+interface Written {
+  events: EventRecord[];
+  dlq: DlqEntry[];
+  /** Callback and failure-callback messages. */
+  messages: Message[];
+}
+
 export interface OutcomeWriterOptions {
   executor: Executor;
   clock: Clock;
@@ -48,6 +57,8 @@ export interface OutcomeWriterOptions {
   eventResponseBytes: number;
   /** How long outcomes wait to share a commit. */
   lingerMs: number;
+  /** Called after a commit that stored new messages (callbacks): wake the engine. */
+  onMessagesStored?: () => void;
 }
 
 export class OutcomeWriter {
@@ -85,6 +96,7 @@ export class OutcomeWriter {
 
   private async applyCompletions(batch: Completion[]): Promise<void> {
     const now = this.options.clock.now();
+    let created = 0;
     await this.options.executor.transaction(async (tx) => {
       // ACTIVE events first: a message's ACTIVE always precedes its outcome in the log. These
       // writes are independent, so they are issued together: PostgreSQL pipelines them instead
@@ -115,26 +127,39 @@ export class OutcomeWriter {
       ]);
       const deleted = new Set(deletedIds);
       const retried = new Set(retriedIds);
-      const events: EventRecord[] = [];
-      const dlq: DlqEntry[] = [];
+      const out: Written = { events: [], dlq: [], messages: [] };
       for (const c of outcomes) {
         // A completion whose lease was lost (cancelled, or re-claimed after expiry) writes nothing.
         if (!deleted.has(c.message.id) && !retried.has(c.message.id)) continue;
-        this.recordOutcome(c, events, dlq);
+        this.recordOutcome(c, out);
       }
+      for (const m of out.messages) out.events.push(eventOf(m, 'CREATED', m.createdAt));
       await Promise.all([
-        events.length > 0 ? tx.eventInsertMany({ events }) : undefined,
-        dlq.length > 0 ? tx.dlqInsertMany({ entries: dlq }) : undefined,
+        out.messages.length > 0 ? tx.messageInsertMany({ messages: out.messages }) : undefined,
+        out.events.length > 0 ? tx.eventInsertMany({ events: out.events }) : undefined,
+        out.dlq.length > 0 ? tx.dlqInsertMany({ entries: out.dlq }) : undefined,
       ]);
+      created = out.messages.length;
     }, NOT_DURABLE);
+    if (created > 0) this.options.onMessagesStored?.();
   }
 
-  private recordOutcome(
-    c: Extract<Completion, { kind: 'outcome' }>,
-    events: EventRecord[],
-    dlq: DlqEntry[],
-  ): void {
+  private recordOutcome(c: Extract<Completion, { kind: 'outcome' }>, out: Written): void {
     const { message, attempt, outcome, finishedAt } = c;
+    const { events, dlq } = out;
+    const source = withoutLease(message);
+    const callback = message.spec.callback;
+    if (callback) {
+      out.messages.push(
+        callbackMessage({
+          source,
+          kind: 'callback',
+          spec: callback,
+          body: callbackBody({ source, attempt }),
+          now: finishedAt,
+        }),
+      );
+    }
     const response =
       attempt.kind === 'response'
         ? {
@@ -159,10 +184,10 @@ export class OutcomeWriter {
       case 'failed': {
         events.push(eventOf(message, 'ERROR', finishedAt, { ...response, error: outcome.error }));
         events.push(eventOf(message, 'FAILED', finishedAt, { error: outcome.error }));
-        const stored = withoutLease(message);
+        const dlqId = newDlqId(finishedAt);
         dlq.push({
-          dlqId: newDlqId(finishedAt),
-          message: stored,
+          dlqId,
+          message: source,
           createdAt: finishedAt,
           expiresAt: finishedAt + c.dlqRetentionMs,
           ...(attempt.kind === 'response'
@@ -173,6 +198,18 @@ export class OutcomeWriter {
               }
             : { error: attempt.error }),
         });
+        const failureCallback = message.spec.failureCallback;
+        if (failureCallback) {
+          out.messages.push(
+            callbackMessage({
+              source,
+              kind: 'failure-callback',
+              spec: failureCallback,
+              body: callbackBody({ source, attempt, dlqId }),
+              now: finishedAt,
+            }),
+          );
+        }
         return;
       }
     }

@@ -1,4 +1,4 @@
-import type { FlowControlOptions, PublishRequest } from './types.js';
+import type { CallbackOptions, FlowControlOptions, PublishRequest } from './types.js';
 
 /** A duration option: strings (`'10s'`, `'1d2h'`) go as is, numbers are seconds. */
 const duration = (value: string | number): string =>
@@ -43,6 +43,22 @@ export function publishHeaders(prefix: string, req: PublishRequest): Record<stri
   }
   set('Header-Forward', req.headerForward);
   set('Redact-Fields', req.redactFields?.join(', '));
+  const callbacks: [string, string | CallbackOptions | undefined][] = [
+    ['Callback', req.callback],
+    ['Failure-Callback', req.failureCallback],
+  ];
+  for (const [kind, option] of callbacks) {
+    if (option === undefined) continue;
+    const cb = typeof option === 'string' ? { url: option } : option;
+    set(kind, cb.url);
+    for (const [name, value] of Object.entries(cb.headers ?? {}))
+      set(`${kind}-Forward-${name}`, value);
+    set(`${kind}-Method`, cb.method);
+    set(`${kind}-Timeout`, cb.timeout === undefined ? undefined : duration(cb.timeout));
+    set(`${kind}-Retries`, cb.retries);
+    set(`${kind}-Retry-Delay`, cb.retryDelay);
+    set(`${kind}-Delay`, cb.delay === undefined ? undefined : duration(cb.delay));
+  }
   for (const [name, value] of Object.entries(req.rawHeaders ?? {})) {
     // Header names are case-insensitive: a raw header replaces a built one of any casing.
     for (const built of Object.keys(h)) {

@@ -111,6 +111,20 @@ export interface FlowControlOptions {
   period?: string | number;
 }
 
+/** A callback URL with its settings (`<P>-Callback-*` / `<P>-Failure-Callback-*`). */
+export interface CallbackOptions {
+  url: string;
+  /** Headers sent to the callback URL. */
+  headers?: Record<string, string>;
+  method?: HttpMethod;
+  timeout?: string | number;
+  /** Retries of the callback itself; default: the message's. */
+  retries?: number;
+  retryDelay?: string;
+  /** Wait before sending the callback: a duration or seconds. */
+  delay?: string | number;
+}
+
 /** A publish request; every option maps to one `<P>-…` header. */
 export interface PublishRequest {
   /** A URL (`https://…`, its own query string kept) or a URL-group name. */
@@ -143,6 +157,10 @@ export interface PublishRequest {
    * them): `'body'`, `'header'` (every header) or `'header[Name]'`.
    */
   redactFields?: string[];
+  /** Called after every attempt with its result (`<P>-Callback`). */
+  callback?: string | CallbackOptions;
+  /** Called once retries are exhausted, with the DLQ id (`<P>-Failure-Callback`). */
+  failureCallback?: string | CallbackOptions;
   /** Extra headers sent exactly as given, after (and overriding) the ones built above. */
   rawHeaders?: Record<string, string>;
 }

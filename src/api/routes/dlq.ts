@@ -73,6 +73,8 @@ function overrideFrom(request: FastifyRequest, ctx: ApiContext): RetryOverride {
     if (sent('timeout')) spec.timeoutMs = s.timeoutMs;
     if (sent('flow-control-key')) spec.flowControl = s.flowControl;
     if (sent('redact-fields')) spec.redact = s.redact;
+    if (sent('callback')) spec.callback = s.callback;
+    if (sent('failure-callback')) spec.failureCallback = s.failureCallback;
     return {
       ...stored,
       spec,

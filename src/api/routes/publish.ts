@@ -36,12 +36,16 @@ export function bodyOf(request: FastifyRequest, limits: PlanLimits): Uint8Array 
 }
 
 /** Refuses private and loopback destinations in production mode (checked again on connect). */
-export function checkDestinationAllowed(url: string, production: boolean): void {
+export function checkDestinationAllowed(
+  url: string,
+  production: boolean,
+  what = 'destination',
+): void {
   if (!production) return;
   const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
   if (isLocalHostname(host) || (isIP(host) !== 0 && isPrivateAddress(host))) {
     throw badRequest(
-      `destination "${url}" is a private or loopback address (refused in production mode)`,
+      `${what} "${url}" is a private or loopback address (refused in production mode)`,
     );
   }
 }
@@ -74,6 +78,8 @@ export function buildMessage(p: {
       timeoutMs: settings.timeoutMs,
       flowControl: settings.flowControl,
       redact: settings.redact,
+      callback: settings.callback,
+      failureCallback: settings.failureCallback,
     },
     body: p.body,
   };
@@ -132,6 +138,13 @@ export async function preparePublish(
     plan,
     now,
   });
+  if (settings.callback) {
+    checkDestinationAllowed(settings.callback.url, ctx.production, `${ctx.prefix}-Callback`);
+  }
+  if (settings.failureCallback) {
+    const field = `${ctx.prefix}-Failure-Callback`;
+    checkDestinationAllowed(settings.failureCallback.url, ctx.production, field);
+  }
   const targets = group
     ? group.endpoints
     : [{ url: destination.kind === 'url' ? destination.url : '' }];
