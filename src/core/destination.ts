@@ -118,3 +118,28 @@ function decodeQueryComponent(text: string): string {
     return spaced;
   }
 }
+
+/**
+ * `text` (trimmed) when it is an absolute `http://` or `https://` URL with a host, at most
+ * {@link MAX_URL_LENGTH} characters: endpoint and callback URLs.
+ * @throws FerryError 400 naming `field` otherwise.
+ */
+export function checkHttpUrl(text: string, field: string): string {
+  const url = text.trim();
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(url);
+  } catch {
+    parsed = undefined;
+  }
+  if (
+    !parsed ||
+    !/^https?:$/.test(parsed.protocol) ||
+    parsed.hostname === '' ||
+    url.length > MAX_URL_LENGTH ||
+    !/^https?:\/\//i.test(url)
+  ) {
+    throw badRequest(`invalid ${field} ${quoteValue(text)}: expected an http:// or https:// URL`);
+  }
+  return url;
+}

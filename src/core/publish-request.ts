@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { checkHttpUrl } from './destination.js';
 import { parseDuration } from './duration.js';
 import { badRequest, limitExceeded } from './errors.js';
 import {
@@ -349,7 +350,7 @@ function parseCallback(
     }
     return undefined;
   }
-  const url = parseCallbackUrl(urlText, base);
+  const url = checkHttpUrl(urlText, base);
   const headers: HeaderMap = {};
   for (const lower of settingNames) {
     if (!lower.startsWith(forwardPrefix)) continue;
@@ -395,26 +396,6 @@ function parseCallback(
     if (ms > 0) spec.delayMs = ms;
   }
   return spec;
-}
-
-/** An absolute http(s) URL with a host. */
-function parseCallbackUrl(text: string, field: string): string {
-  const url = text.trim();
-  let parsed: URL | undefined;
-  try {
-    parsed = new URL(url);
-  } catch {
-    parsed = undefined;
-  }
-  if (
-    !parsed ||
-    !/^https?:$/.test(parsed.protocol) ||
-    parsed.hostname === '' ||
-    !/^https?:\/\//i.test(url)
-  ) {
-    throw badRequest(`invalid ${field} ${quoteValue(text)}: expected an http:// or https:// URL`);
-  }
-  return url;
 }
 
 // ---- single settings ------------------------------------------------------------------------

@@ -2,7 +2,7 @@
  * URL groups ("topics"), pure: validating names, endpoint lists and default headers from request
  * bodies, and the changes `POST`/`DELETE /v2/topics/{name}/endpoints` make to a group.
  */
-import { MAX_URL_LENGTH, NAME_PATTERN } from './destination.js';
+import { checkHttpUrl, NAME_PATTERN } from './destination.js';
 import { badRequest, limitExceeded, notFound } from './errors.js';
 import {
   canonicalHeaderName,
@@ -52,33 +52,13 @@ function optionalString(
   return value;
 }
 
-/** @throws FerryError 400 unless `url` is an absolute http(s) URL with a host. */
-export function checkEndpointUrl(url: string, at: string): string {
-  let parsed: URL | undefined;
-  try {
-    parsed = new URL(url);
-  } catch {
-    parsed = undefined;
-  }
-  if (
-    !parsed ||
-    !/^https?:$/.test(parsed.protocol) ||
-    parsed.hostname === '' ||
-    url.length > MAX_URL_LENGTH ||
-    !/^https?:\/\//i.test(url)
-  ) {
-    throw badRequest(`invalid ${at} ${quoteValue(url)}: expected an http:// or https:// URL`);
-  }
-  return url;
-}
-
 /** Parses the body of `POST /v2/topics/{name}/endpoints`: every endpoint needs a URL. */
 export function parseEndpointsToAdd(body: unknown): UrlGroupEndpoint[] {
   return endpointObjects(body).map((item, i) => {
     const at = `endpoints[${i}]`;
     const url = optionalString(item, 'url', at);
     if (url === undefined) throw badRequest(`invalid ${at}: "url" is required`);
-    const endpoint: UrlGroupEndpoint = { url: checkEndpointUrl(url, `${at}.url`) };
+    const endpoint: UrlGroupEndpoint = { url: checkHttpUrl(url, `${at}.url`) };
     const name = optionalString(item, 'name', at);
     if (name !== undefined) endpoint.name = checkName(name, `${at}.name`);
     return endpoint;

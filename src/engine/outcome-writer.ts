@@ -8,7 +8,13 @@ import type { Clock } from '../core/clock.js';
 import { newDlqId } from '../core/ids.js';
 import type { Logger } from '../core/logger.js';
 import type { AttemptResult, Outcome } from '../core/retry-timing.js';
-import type { ClaimedMessage, DlqEntry, EventRecord, Message } from '../core/types.js';
+import type {
+  CallbackSpec,
+  ClaimedMessage,
+  DlqEntry,
+  EventRecord,
+  Message,
+} from '../core/types.js';
 import type { Executor } from '../storage/driver.js';
 import { GroupCommit } from './group-commit.js';
 import { eventOf } from './records.js';
@@ -148,18 +154,11 @@ export class OutcomeWriter {
     const { message, attempt, outcome, finishedAt } = c;
     const { events, dlq } = out;
     const source = withoutLease(message);
-    const callback = message.spec.callback;
-    if (callback) {
-      out.messages.push(
-        callbackMessage({
-          source,
-          kind: 'callback',
-          spec: callback,
-          body: callbackBody({ source, attempt }),
-          now: finishedAt,
-        }),
-      );
-    }
+    const call = (kind: 'callback' | 'failure-callback', spec: CallbackSpec, dlqId?: string) => {
+      const body = callbackBody({ source, attempt, dlqId });
+      out.messages.push(callbackMessage({ source, kind, spec, body, now: finishedAt }));
+    };
+    if (message.spec.callback) call('callback', message.spec.callback);
     const response =
       attempt.kind === 'response'
         ? {
@@ -198,17 +197,8 @@ export class OutcomeWriter {
               }
             : { error: attempt.error }),
         });
-        const failureCallback = message.spec.failureCallback;
-        if (failureCallback) {
-          out.messages.push(
-            callbackMessage({
-              source,
-              kind: 'failure-callback',
-              spec: failureCallback,
-              body: callbackBody({ source, attempt, dlqId }),
-              now: finishedAt,
-            }),
-          );
+        if (message.spec.failureCallback) {
+          call('failure-callback', message.spec.failureCallback, dlqId);
         }
         return;
       }

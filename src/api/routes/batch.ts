@@ -4,14 +4,19 @@
  * the others go through. Every accepted entry is stored in one transaction (one publisher call).
  */
 import type { FastifyInstance } from 'fastify';
-import { badRequest, FerryError, tooLarge } from '../../core/errors.js';
+import { badRequest, FerryError } from '../../core/errors.js';
 import type { IncomingHeaders } from '../../core/publish-request.js';
 import type { Account } from '../../core/types.js';
 import type { PlanLimits } from '../../core/plans.js';
 import type { PublishItem } from '../../engine/publisher.js';
 import type { ApiContext } from '../context.js';
 import { jsonBody } from '../json-body.js';
-import { preparePublish, publishResponse, type PreparedPublish } from './publish.js';
+import {
+  checkBodySize,
+  preparePublish,
+  publishResponse,
+  type PreparedPublish,
+} from './publish.js';
 import { parseDestination } from '../../core/destination.js';
 
 /** Most entries in one batch. */
@@ -40,13 +45,7 @@ function entryHeaders(raw: unknown): IncomingHeaders {
 function entryBody(raw: unknown, plan: PlanLimits): Uint8Array {
   if (raw === undefined || raw === null) return new Uint8Array(0);
   if (typeof raw !== 'string') throw badRequest('invalid body: expected a string');
-  const bytes = Buffer.from(raw, 'utf8');
-  if (bytes.byteLength > plan.max_message_size) {
-    throw tooLarge(
-      `body of ${bytes.byteLength} bytes is larger than max_message_size (${plan.max_message_size})`,
-    );
-  }
-  return bytes;
+  return checkBodySize(Buffer.from(raw, 'utf8'), plan);
 }
 
 async function prepareEntry(

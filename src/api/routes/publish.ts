@@ -24,15 +24,19 @@ import type { ApiContext } from '../context.js';
 
 const EMPTY = new Uint8Array(0);
 
-export function bodyOf(request: FastifyRequest, limits: PlanLimits): Uint8Array {
-  const body = request.body;
-  const bytes = body instanceof Uint8Array ? body : EMPTY;
+/** @throws FerryError 413 when `bytes` is larger than the plan's `max_message_size`. */
+export function checkBodySize(bytes: Uint8Array, limits: PlanLimits): Uint8Array {
   if (bytes.byteLength > limits.max_message_size) {
     throw tooLarge(
       `body of ${bytes.byteLength} bytes is larger than max_message_size (${limits.max_message_size})`,
     );
   }
   return bytes;
+}
+
+export function bodyOf(request: FastifyRequest, limits: PlanLimits): Uint8Array {
+  const body = request.body;
+  return checkBodySize(body instanceof Uint8Array ? body : EMPTY, limits);
 }
 
 /** Refuses private and loopback destinations in production mode (checked again on connect). */
