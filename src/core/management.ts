@@ -71,3 +71,11 @@ export interface UsageBucket {
   metric: UsageMetric;
   value: number;
 }
+
+/**
+ * Where the publish and delivery paths report usage (`maintenance/usage-meter.ts`). Must not
+ * block or throw: it only counts in memory.
+ */
+export interface UsageRecorder {
+  add(subjectId: string, metric: UsageMetric, value: number, at?: number): void;
+}

@@ -6,6 +6,7 @@
 import type { Clock } from '../core/clock.js';
 import { newDlqId } from '../core/ids.js';
 import type { Logger } from '../core/logger.js';
+import type { UsageRecorder } from '../core/management.js';
 import type { AttemptResult, Outcome } from '../core/retry-timing.js';
 import type { ClaimedMessage, DlqEntry, EventRecord, Message } from '../core/types.js';
 import type { Executor } from '../storage/driver.js';
@@ -48,6 +49,8 @@ export interface OutcomeWriterOptions {
   eventResponseBytes: number;
   /** How long outcomes wait to share a commit. */
   lingerMs: number;
+  /** Counts outcomes (`delivered`, `retried`, `failed`) once their commit succeeded. */
+  usage?: UsageRecorder;
 }
 
 export class OutcomeWriter {
@@ -85,6 +88,7 @@ export class OutcomeWriter {
 
   private async applyCompletions(batch: Completion[]): Promise<void> {
     const now = this.options.clock.now();
+    const applied: Extract<Completion, { kind: 'outcome' }>[] = [];
     await this.options.executor.transaction(async (tx) => {
       // ACTIVE events first: a message's ACTIVE always precedes its outcome in the log. These
       // writes are independent, so they are issued together: PostgreSQL pipelines them instead
@@ -121,12 +125,19 @@ export class OutcomeWriter {
         // A completion whose lease was lost (cancelled, or re-claimed after expiry) writes nothing.
         if (!deleted.has(c.message.id) && !retried.has(c.message.id)) continue;
         this.recordOutcome(c, events, dlq);
+        applied.push(c);
       }
       await Promise.all([
         events.length > 0 ? tx.eventInsertMany({ events }) : undefined,
         dlq.length > 0 ? tx.dlqInsertMany({ entries: dlq }) : undefined,
       ]);
     }, NOT_DURABLE);
+    const usage = this.options.usage;
+    if (!usage) return;
+    for (const { message, outcome, finishedAt } of applied) {
+      const metric = outcome.kind === 'retry' ? 'retried' : outcome.kind;
+      usage.add(message.accountId, metric, 1, finishedAt);
+    }
   }
 
   private recordOutcome(

@@ -16,6 +16,7 @@ import {
 } from '../../core/publish-request.js';
 import type { PlanLimits } from '../../core/plans.js';
 import type { Account, Message } from '../../core/types.js';
+import { checkBudget } from '../budget.js';
 import type { ApiContext } from '../context.js';
 
 const EMPTY = new Uint8Array(0);
@@ -113,6 +114,7 @@ export function publishRoutes(app: FastifyInstance, ctx: ApiContext): void {
       callerIp: request.ip,
       now,
     });
+    await checkBudget({ ctx, account, limits, adding: 1, now });
     const [result] = await ctx.publisher.publish([
       { message, dedupKey: dedupKeyOf(settings, message) },
     ]);
