@@ -64,7 +64,7 @@ describe.each(STORAGES)('on %s', (storage) => {
 
   /** A's view of its own resources, to compare before and after B's attempts. */
   async function snapshotOfA() {
-    const json = async (path: string) => (await a.api(path)).json() as Promise<unknown>;
+    const json = async (path: string) => (await a.api(path)).json();
     return {
       message: await json(`/v2/messages/${a.messageId}`),
       dlq: await json('/v2/dlq'),
