@@ -31,9 +31,10 @@ export class UsageMeter {
   private pending = new Map<string, SubjectCounts>();
   /** Counts being written by the running flush: still counted by `monthCount`. */
   private flushing = new Map<string, SubjectCounts>();
+  /** Month totals read from storage, per subject and metric. */
   private readonly monthCache = new Map<
     string,
-    { from: number; value: number; expiresAt: number }
+    Map<UsageMetric, { from: number; value: number; expiresAt: number }>
   >();
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<number> | undefined;
@@ -114,7 +115,8 @@ export class UsageMeter {
    */
   async monthCount(subjectId: string, metric: UsageMetric, now: number): Promise<number> {
     const month = monthWindow(now);
-    let cached = this.monthCache.get(subjectId);
+    let perMetric = this.monthCache.get(subjectId);
+    let cached = perMetric?.get(metric);
     if (!cached || cached.from !== month.from || cached.expiresAt <= now) {
       const [bucket] = await this.options.executor.usageSumByStep({
         subjectId,
@@ -128,8 +130,11 @@ export class UsageMeter {
         value: bucket?.value ?? 0,
         expiresAt: now + (this.options.monthCacheMs ?? 1_000),
       };
-      if (this.monthCache.size > 10_000) this.monthCache.clear();
-      this.monthCache.set(subjectId, cached);
+      if (!perMetric) {
+        if (this.monthCache.size > 10_000) this.monthCache.clear();
+        this.monthCache.set(subjectId, (perMetric = new Map()));
+      }
+      perMetric.set(metric, cached);
     }
     return (
       cached.value +
