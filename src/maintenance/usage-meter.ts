@@ -24,6 +24,14 @@ export interface UsageMeterOptions {
   monthCacheMs?: number;
 }
 
+/** A month's stored total of one metric, as read at some time. */
+interface MonthTotal {
+  /** Start of the month, ms. */
+  from: number;
+  value: number;
+  expiresAt: number;
+}
+
 /** Counts of one subject: `minute:metric` → value. */
 type SubjectCounts = Map<string, number>;
 
@@ -32,10 +40,7 @@ export class UsageMeter {
   /** Counts being written by the running flush: still counted by `monthCount`. */
   private flushing = new Map<string, SubjectCounts>();
   /** Month totals read from storage, per subject and metric. */
-  private readonly monthCache = new Map<
-    string,
-    Map<UsageMetric, { from: number; value: number; expiresAt: number }>
-  >();
+  private readonly monthCache = new Map<string, Map<UsageMetric, MonthTotal>>();
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<number> | undefined;
 
@@ -132,7 +137,7 @@ export class UsageMeter {
       };
       if (!perMetric) {
         if (this.monthCache.size > 10_000) this.monthCache.clear();
-        this.monthCache.set(subjectId, (perMetric = new Map()));
+        this.monthCache.set(subjectId, (perMetric = new Map<UsageMetric, MonthTotal>()));
       }
       perMetric.set(metric, cached);
     }
