@@ -34,6 +34,8 @@ export interface TestFerry {
   token: string;
   account: Account;
   client: FerryClient;
+  /** The PostgreSQL schema of this Ferry (storage `postgres`), for a second node on it. */
+  schema?: string;
   /** fetch against the API with the account's token. */
   api(path: string, init?: RequestInit): Promise<Response>;
   close(): Promise<void>;
@@ -80,6 +82,7 @@ export async function startFerry(options: TestFerryOptions = {}): Promise<TestFe
     token,
     account,
     client: new FerryClient({ baseUrl: ferry.url, token, headerPrefix: prefix }),
+    schema,
     api: (path, init = {}) =>
       fetch(`${ferry.url}${path}`, {
         ...init,
