@@ -201,7 +201,7 @@ export function loadConfig(
   return {
     port: integer('port', 8080, 0, 65_535),
     mgmtPort: get('mgmtPort') === undefined ? undefined : integer('mgmtPort', 0, 0, 65_535),
-    meteringFlushMs: duration('meteringFlush', '5s', 100),
+    meteringFlushMs: duration('meteringFlush', '5s', 1_000),
     host: get('host') ?? '127.0.0.1',
     dataDir: resolve(cwd, get('dataDir') ?? '.ferry'),
     databaseUrl,
