@@ -1,10 +1,15 @@
 /** Types of the management API as the SDK returns them (see docs/management.md). */
+import type { SearchIndexRegion, SearchIndexType } from '../core/management.js';
+import type { SearchIndexLimits } from '../core/search-index.js';
+import type { AccountRegion, PlanName } from '../core/types.js';
+import type { DataPoint } from '../core/usage-stats.js';
 
-export type PlanName = 'free' | 'paid';
-export type AccountRegion = 'eu-central-1' | 'us-east-1';
-export type SearchIndexType = 'free' | 'payg' | 'fixed';
-export type SearchIndexRegion = 'eu-west-1' | 'us-central1';
-export type StatsPeriod = '1h' | '3h' | '12h' | '1d' | '3d' | '7d' | '30d';
+export type { SearchIndexLimits } from '../core/search-index.js';
+export type { DataPoint, NamedSeries, UsageStats } from '../core/usage-stats.js';
+
+export type { AccountRegion, PlanName } from '../core/types.js';
+export type { SearchIndexRegion, SearchIndexType } from '../core/management.js';
+export type { StatsPeriod } from '../core/usage-stats.js';
 
 /**
  * A messaging account. `password` and `token` are set only in the answers that create them
@@ -57,28 +62,8 @@ export interface MessagingAccount {
   creation_time: number;
 }
 
-export interface DataPoint {
-  /** `YYYY-MM-DD HH:MM:SS +0000 UTC`. */
-  x: string;
-  y: number;
-}
-
-export interface UsageStats {
-  days: string[];
-  daily_requests: (DataPoint & { workflow_message: number; workflow_run: number })[];
-  daily_billings: DataPoint[];
-  daily_bandwidths: DataPoint[];
-  daily_used: DataPoint[];
-  daily_used_workflow: DataPoint[];
-  daily_queue_messages: { id: string; data_points: DataPoint[] }[];
-  daily_workflow_messages: { id: string; data_points: DataPoint[] }[];
-  dlq_message_count: number;
-  daily_bandwidth_used: DataPoint[];
-  total_monthly_billing: number;
-}
-
 /** A search index record; tokens are set only in the answers that create them. */
-export interface SearchIndex {
+export interface SearchIndex extends SearchIndexLimits {
   customer_id: string;
   id: string;
   name: string;
@@ -88,15 +73,6 @@ export interface SearchIndex {
   partner_email: string;
   token: string;
   read_only_token: string;
-  max_vector_count: number;
-  max_monthly_reranks: number;
-  max_daily_updates: number;
-  max_daily_queries: number;
-  max_monthly_bandwidth: number;
-  max_writes_per_second: number;
-  max_query_per_second: number;
-  max_reads_per_request: number;
-  max_writes_per_request: number;
   creation_time: number;
   input_enrichment_enabled: boolean;
   throughput_vector: DataPoint[];

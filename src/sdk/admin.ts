@@ -22,7 +22,20 @@ export interface FerryAdminOptions {
   apiKey: string;
 }
 
-const JSON_HEADERS = { 'Content-Type': 'application/json' };
+/** A request with a JSON body. */
+function sendJson<T>(
+  http: HttpClient,
+  method: 'POST' | 'PATCH',
+  path: string,
+  body: object,
+): Promise<T> {
+  return http.request({
+    method,
+    path,
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+}
 
 /** Messaging accounts of the calling user. */
 export class AccountsAdminApi {
@@ -30,7 +43,7 @@ export class AccountsAdminApi {
 
   /** Creates an account (plan `free` and region `us-east-1` by default); has its token. */
   create(p: { region?: AccountRegion; type?: PlanName } = {}): Promise<MessagingAccount> {
-    return this.post('/v2/queue', p);
+    return sendJson(this.http, 'POST', '/v2/queue', p);
   }
   list(): Promise<MessagingAccount[]> {
     return this.http.request({ method: 'GET', path: '/v2/queue' });
@@ -43,15 +56,14 @@ export class AccountsAdminApi {
     return this.http.request({ method: 'DELETE', path: `/v2/queue/${assertId('id', id)}` });
   }
   setPlan(id: string, plan: PlanName): Promise<MessagingAccount> {
-    return this.post(`/v2/queue/set-plan/${assertId('id', id)}`, { plan_name: plan });
+    return sendJson(this.http, 'POST', `/v2/queue/set-plan/${assertId('id', id)}`, {
+      plan_name: plan,
+    });
   }
   /** Monthly budget in dollars; 0 removes the limit. */
   updateBudget(id: string, budget: number): Promise<MessagingAccount> {
-    return this.http.request({
-      method: 'PATCH',
-      path: `/v2/queue/update-budget/${assertId('id', id)}`,
-      headers: JSON_HEADERS,
-      body: JSON.stringify({ budget }),
+    return sendJson(this.http, 'PATCH', `/v2/queue/update-budget/${assertId('id', id)}`, {
+      budget,
     });
   }
   /** A new password and token; the old token is refused from the next request on. */
@@ -68,15 +80,6 @@ export class AccountsAdminApi {
       query: { period },
     });
   }
-
-  private post<T>(path: string, body: object): Promise<T> {
-    return this.http.request({
-      method: 'POST',
-      path,
-      headers: JSON_HEADERS,
-      body: JSON.stringify(body),
-    });
-  }
 }
 
 /** Search index records of the calling user. */
@@ -88,12 +91,7 @@ export class SearchAdminApi {
     region: SearchIndexRegion;
     type: SearchIndexType;
   }): Promise<SearchIndex> {
-    return this.http.request({
-      method: 'POST',
-      path: '/v2/search',
-      headers: JSON_HEADERS,
-      body: JSON.stringify(p),
-    });
+    return sendJson(this.http, 'POST', '/v2/search', p);
   }
   list(): Promise<SearchIndex[]> {
     return this.http.request({ method: 'GET', path: '/v2/search' });
@@ -105,12 +103,7 @@ export class SearchAdminApi {
     return this.http.request({ method: 'DELETE', path: `/v2/search/${assertId('id', id)}` });
   }
   rename(id: string, name: string): Promise<SearchIndex> {
-    return this.http.request({
-      method: 'POST',
-      path: `/v2/search/${assertId('id', id)}/rename`,
-      headers: JSON_HEADERS,
-      body: JSON.stringify({ name }),
-    });
+    return sendJson(this.http, 'POST', `/v2/search/${assertId('id', id)}/rename`, { name });
   }
   /** New read-write and read-only tokens. */
   resetPassword(id: string): Promise<SearchIndex> {
@@ -135,12 +128,7 @@ export class FerryAdmin {
 
   /** Administrators only: a new management user; its API key is shown only here. */
   createUser(email: string): Promise<{ email: string; api_key: string }> {
-    return this.http.request({
-      method: 'POST',
-      path: '/v2/admin/users',
-      headers: JSON_HEADERS,
-      body: JSON.stringify({ email }),
-    });
+    return sendJson(this.http, 'POST', '/v2/admin/users', { email });
   }
 }
 
