@@ -6,7 +6,8 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { buildServer } from './api/server.js';
+import { buildManagementServer, buildServer } from './api/server.js';
+import type { MgmtContext } from './api/mgmt/index.js';
 import type { Config } from './cli/config.js';
 import { systemClock, type Clock } from './core/clock.js';
 import type { Logger } from './core/logger.js';
@@ -15,6 +16,7 @@ import { createHttpDispatcher, type Dispatcher } from './engine/dispatcher.js';
 import { Engine } from './engine/engine.js';
 import { Publisher } from './engine/publisher.js';
 import { Pruner } from './maintenance/pruner.js';
+import { UsageMeter } from './maintenance/usage-meter.js';
 import type { Driver } from './storage/driver.js';
 import { openPostgresDriver } from './storage/postgres/postgres-driver.js';
 import { openSqliteDriver } from './storage/sqlite/sqlite-driver.js';
@@ -36,8 +38,14 @@ export interface Ferry {
   readonly engine: Engine;
   readonly pruner: Pruner;
   readonly server: FastifyInstance;
+  /** Counts usage in memory and flushes it (`runOnce()` in tests). */
+  readonly meter: UsageMeter;
+  /** The management API's own server with `--mgmt-port`; else it is served by `server`. */
+  readonly mgmtServer: FastifyInstance | undefined;
   /** The API's base URL once `start()` has listened (`http://host:port`). */
   url: string;
+  /** The management API's URL once `start()` has listened (`url` unless `--mgmt-port`). */
+  mgmtUrl: string;
   /** Listens and starts the services this node's roles name. */
   start(): Promise<void>;
   /** Graceful stop: no new requests or claims, in-flight work finishes or is released, storage closed. Idempotent. */
@@ -66,7 +74,16 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
   const driver = options.driver ?? openDriver(config);
   await driver.migrate();
   const executor = driver.executor;
-  const accounts = new AccountDirectory(executor, config.plans, clock);
+  // Several nodes may share a PostgreSQL database: authenticate against the stored row every
+  // time, so a token reset or deletion on any node is refused by every node's next request.
+  const accounts = new AccountDirectory(
+    executor,
+    config.plans,
+    clock,
+    1_000,
+    driver.name === 'postgres' ? 0 : 1_000,
+  );
+  const meter = new UsageMeter({ executor, clock, logger, intervalMs: config.meteringFlushMs });
   const dispatcher =
     options.dispatcher ?? createHttpDispatcher({ refusePrivate: config.production });
   const engine = new Engine({
@@ -79,13 +96,23 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
     issuer: issuerFor(config.headerPrefix),
     concurrency: config.concurrency,
     leaseMs: config.leaseMs,
+    usage: meter,
   });
   const wake = (): void => {
     engine.wake();
     driver.notifyWake().catch((error: unknown) => logger.warn({ err: error }, 'NOTIFY failed'));
   };
-  const publisher = new Publisher({ executor, clock, logger, onCommitted: wake });
+  const publisher = new Publisher({ executor, clock, logger, onCommitted: wake, usage: meter });
   const pruner = new Pruner({ executor, clock, logger, eventRetentionMs: config.eventRetentionMs });
+  const management: MgmtContext = {
+    executor,
+    clock,
+    accounts,
+    plans: config.plans,
+    meter,
+    logger,
+    eventRetentionMs: config.eventRetentionMs,
+  };
   const server = buildServer(
     {
       executor,
@@ -96,9 +123,15 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
       prefix: config.headerPrefix,
       production: config.production,
       onMessagesStored: wake,
+      usage: meter,
+      monthCount: (accountId, metric, now) => meter.monthCount(accountId, metric, now),
     },
-    { bodyLimit: Math.max(config.plans.free.max_message_size, config.plans.paid.max_message_size) },
+    {
+      bodyLimit: Math.max(config.plans.free.max_message_size, config.plans.paid.max_message_size),
+      management: config.mgmtPort === undefined ? management : undefined,
+    },
   );
+  const mgmtServer = config.mgmtPort === undefined ? undefined : buildManagementServer(management);
 
   const roles = new Set(config.roles);
   let unlisten: (() => Promise<void>) | undefined;
@@ -112,26 +145,31 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
     engine,
     pruner,
     server,
+    meter,
+    mgmtServer,
     url: '',
+    mgmtUrl: '',
     async start() {
+      meter.start();
       if (roles.has('worker')) {
         unlisten = await driver.listenWake(() => engine.wake());
         engine.start();
       }
       if (roles.has('maintenance')) pruner.start();
       if (roles.has('api')) {
-        const address = await server.listen({ port: config.port, host: config.host });
-        const { port } = server.server.address() as { port: number };
-        const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-        ferry.url = address.startsWith('http') ? `http://${host}:${port}` : address;
+        ferry.url = await listen(server, config.port, config.host);
+        ferry.mgmtUrl = ferry.url;
+        if (mgmtServer) ferry.mgmtUrl = await listen(mgmtServer, config.mgmtPort ?? 0, config.host);
       }
     },
     stop() {
       stopping ??= (async () => {
         await server.close(); // stops accepting; waits for in-flight requests (their commits)
+        await mgmtServer?.close();
         await publisher.drain();
         await engine.stop(config.shutdownGraceMs);
         await pruner.stop();
+        await meter.stop(); // flushes the last counts, including the engine's final outcomes
         await unlisten?.();
         await dispatcher.close();
         await driver.close();
@@ -140,4 +178,12 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
     },
   };
   return ferry;
+}
+
+/** Listens and returns the server's URL (`http://host:port`, IPv6 hosts bracketed). */
+async function listen(server: FastifyInstance, port: number, host: string): Promise<string> {
+  const address = await server.listen({ port, host });
+  const { port: bound } = server.server.address() as { port: number };
+  const shown = host.includes(':') ? `[${host}]` : host;
+  return address.startsWith('http') ? `http://${shown}:${bound}` : address;
 }

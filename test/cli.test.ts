@@ -20,11 +20,16 @@ describe('ferry start', () => {
     const creds = first.credentials;
     expect(Object.keys(creds).sort()).toEqual([
       'accountId',
+      'apiKey',
       'baseUrl',
       'currentSigningKey',
+      'email',
+      'mgmtUrl',
       'nextSigningKey',
       'token',
     ]);
+    expect(creds.mgmtUrl).toBe(creds.baseUrl);
+    expect(first.output()).toContain(creds.apiKey);
     expect(creds.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(creds.baseUrl).not.toMatch(/:0$/);
     expect(statSync(join(dataDir, 'credentials.json')).mode & 0o777).toBe(0o600);
@@ -45,6 +50,8 @@ describe('ferry start', () => {
     const second = await startFerryProcess({ dataDir });
     expect(second.credentials.token).toBe(creds.token);
     expect(second.credentials.accountId).toBe(creds.accountId);
+    expect(second.credentials.email).toBe(creds.email);
+    expect(second.credentials.apiKey).toBe(creds.apiKey);
     expect(second.output()).toContain('Using the default account');
     expect(await second.kill('SIGINT')).toBe(0);
     await dest.close();

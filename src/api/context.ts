@@ -1,5 +1,6 @@
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
+import type { UsageMetric, UsageRecorder } from '../core/management.js';
 import type { Account } from '../core/types.js';
 import type { AccountDirectory } from '../engine/accounts.js';
 import type { Publisher } from '../engine/publisher.js';
@@ -18,6 +19,10 @@ export interface ApiContext {
   production: boolean;
   /** Messages were stored outside the publisher (DLQ retry): wake the engine. */
   onMessagesStored: () => void;
+  /** Metering: counts what the publisher and engine do not see (cancels, DLQ retries, bytes). */
+  usage: UsageRecorder;
+  /** This month's metered count of a metric for an account (budget checks). */
+  monthCount(accountId: string, metric: UsageMetric, now: number): Promise<number>;
 }
 
 declare module 'fastify' {

@@ -3,13 +3,15 @@
  * byte for byte; JSON endpoints parse their own), capped at the largest plan's message size;
  * each account's own `max_message_size` is checked per request (413).
  */
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Logger } from '../core/logger.js';
 import { authHook } from './auth.js';
 import type { ApiContext } from './context.js';
 import { installErrorHandling } from './errors.js';
 import { batchRoutes } from './routes/batch.js';
 import { dlqRoutes } from './routes/dlq.js';
 import { eventRoutes } from './routes/events.js';
+import { registerManagement, type MgmtContext } from './mgmt/index.js';
 import { keyRoutes } from './routes/keys.js';
 import { messageRoutes } from './routes/messages.js';
 import { publishRoutes } from './routes/publish.js';
@@ -18,26 +20,58 @@ import { topicRoutes } from './routes/topics.js';
 export interface ServerOptions {
   /** Largest request body accepted at all, in bytes (the largest plan's max_message_size). */
   bodyLimit: number;
+  /** Serve the management API on this server too (absent when it has a port of its own). */
+  management?: MgmtContext;
 }
 
-export function buildServer(ctx: ApiContext, options: ServerOptions): FastifyInstance {
+/** A Fastify instance with Ferry's error mapping, raw-body parsing and `/health`. */
+function baseServer(logger: Logger, bodyLimit: number): FastifyInstance {
   const app = Fastify({
     logger: false,
-    bodyLimit: options.bodyLimit,
+    bodyLimit,
     // The destination URL is part of the path and may be long.
     routerOptions: { maxParamLength: 16 * 1024 },
     return503OnClosing: true,
     forceCloseConnections: 'idle',
   });
-  installErrorHandling(app, ctx.logger);
+  installErrorHandling(app, logger);
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
 
   app.get('/health', () => ({ status: 'ok' }));
+  return app;
+}
+
+/** The management API alone, for `--mgmt-port`. */
+export function buildManagementServer(ctx: MgmtContext): FastifyInstance {
+  const app = baseServer(ctx.logger, MGMT_BODY_LIMIT);
+  registerManagement(app, ctx);
+  return app;
+}
+
+/** Management bodies are a few small JSON fields. */
+const MGMT_BODY_LIMIT = 64 * 1024;
+
+/** Bytes of a request's body plus its response's body, as sent (`Content-Length`). */
+function exchangedBytes(request: FastifyRequest, reply: FastifyReply): number {
+  const received = Number(request.headers['content-length'] ?? 0);
+  const sent = Number(reply.getHeader('content-length') ?? 0);
+  return (Number.isFinite(received) ? received : 0) + (Number.isFinite(sent) ? sent : 0);
+}
+
+export function buildServer(ctx: ApiContext, options: ServerOptions): FastifyInstance {
+  const app = baseServer(ctx.logger, options.bodyLimit);
+  if (options.management) registerManagement(app, options.management);
 
   void app.register((messaging, _opts, done) => {
     messaging.decorateRequest('account');
     messaging.addHook('onRequest', authHook(ctx));
+    // Metered bandwidth: every authenticated exchange's body bytes, both ways.
+    messaging.addHook('onResponse', (request, reply, done) => {
+      if (request.account)
+        ctx.usage.add(request.account.id, 'bandwidth', exchangedBytes(request, reply));
+      done();
+    });
     publishRoutes(messaging, ctx);
     batchRoutes(messaging, ctx);
     topicRoutes(messaging, ctx);

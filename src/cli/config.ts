@@ -14,6 +14,13 @@ const ROLES: readonly Role[] = ['api', 'worker', 'maintenance'];
 export interface Config {
   /** TCP port of the HTTP API; 0 picks a free port (the real one goes to credentials.json). */
   port: number;
+  /**
+   * A port of its own for the management API (`/v2/queue…`, `/v2/search…`, `/v2/admin…`), on
+   * the same host; absent = served on `port` beside the messaging API. 0 picks a free port.
+   */
+  mgmtPort?: number;
+  /** How often metered usage is flushed to storage (a crash loses at most this much). */
+  meteringFlushMs: number;
   host: string;
   /** Holds the SQLite database and credentials.json. */
   dataDir: string;
@@ -52,6 +59,8 @@ interface Option {
 
 const OPTIONS = {
   port: { flag: 'port', env: 'FERRY_PORT' },
+  mgmtPort: { flag: 'mgmt-port', env: 'FERRY_MGMT_PORT' },
+  meteringFlush: { flag: 'metering-flush', env: 'FERRY_METERING_FLUSH' },
   host: { flag: 'host', env: 'FERRY_HOST' },
   dataDir: { flag: 'data-dir', env: 'FERRY_DATA_DIR' },
   databaseUrl: { flag: 'database-url', env: 'FERRY_DATABASE_URL' },
@@ -191,6 +200,8 @@ export function loadConfig(
 
   return {
     port: integer('port', 8080, 0, 65_535),
+    mgmtPort: get('mgmtPort') === undefined ? undefined : integer('mgmtPort', 0, 0, 65_535),
+    meteringFlushMs: duration('meteringFlush', '5s', 1_000),
     host: get('host') ?? '127.0.0.1',
     dataDir: resolve(cwd, get('dataDir') ?? '.ferry'),
     databaseUrl,

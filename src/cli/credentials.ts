@@ -1,18 +1,23 @@
 /**
- * The default account of a node: created at first start and written to
- * `<data dir>/credentials.json` (mode 0600); later starts reuse it and refresh the base URL and
- * signing keys in the file (a key rotation changes them).
+ * The default account and the administrator of a node: created at first start and written to
+ * `<data dir>/credentials.json` (mode 0600); later starts reuse them and refresh the URLs and
+ * signing keys in the file (a key rotation changes them). A file from a version without the
+ * management API gains `mgmtUrl`, `email` and `apiKey` on the next start.
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createUser } from '../api/mgmt/users.js';
 import type { Clock } from '../core/clock.js';
-import { newSigningKey } from '../core/ids.js';
 import type { Logger } from '../core/logger.js';
-import { encodeToken, hashPassword, newPassword } from '../core/token.js';
+import type { ManagementUser } from '../core/management.js';
+import { passwordMatches } from '../core/token.js';
 import type { Account, PlanName } from '../core/types.js';
+import { createAccount } from '../engine/account-factory.js';
 import type { AccountDirectory } from '../engine/accounts.js';
 import type { Executor } from '../storage/driver.js';
+
+export { createAccount } from '../engine/account-factory.js';
 
 export interface Credentials {
   baseUrl: string;
@@ -20,6 +25,11 @@ export interface Credentials {
   currentSigningKey: string;
   nextSigningKey: string;
   accountId: string;
+  /** The management API's URL (the base URL unless `--mgmt-port` gives it a port of its own). */
+  mgmtUrl: string;
+  /** The administrator's e-mail and API key: `Authorization: Basic base64(email:apiKey)`. */
+  email: string;
+  apiKey: string;
 }
 
 export const credentialsPath = (dataDir: string): string => join(dataDir, 'credentials.json');
@@ -42,29 +52,34 @@ function writeCredentials(path: string, credentials: Credentials): void {
   chmodSync(path, 0o600); // writeFileSync keeps the mode of an existing file
 }
 
-/** Creates an account with a fresh password and signing keys; returns it with its token. */
-export async function createAccount(p: {
+const ADMIN_EMAIL = 'admin@ferry.local';
+
+/**
+ * The administrator of `credentials.json` when its e-mail and key still match the database;
+ * otherwise a new administrator (`admin@ferry.local`, or a suffixed address when that one is
+ * taken by an administrator whose key this file does not hold).
+ */
+async function ensureAdmin(p: {
+  existing: Partial<Credentials> | undefined;
   executor: Executor;
-  plan: PlanName;
   now: number;
-}): Promise<{ account: Account; token: string }> {
-  const password = newPassword();
-  const account: Account = {
-    id: randomUUID(),
-    plan: p.plan,
-    passwordHash: hashPassword(password),
-    currentSigningKey: newSigningKey(),
-    nextSigningKey: newSigningKey(),
-    createdAt: p.now,
-  };
-  await p.executor.accountInsert({ account });
-  return { account, token: encodeToken(account.id, password) };
+}): Promise<{ user: ManagementUser; apiKey: string }> {
+  const { email, apiKey } = p.existing ?? {};
+  if (email && apiKey) {
+    const user = await p.executor.userGetByEmail({ email: email.toLowerCase() });
+    if (user?.admin && passwordMatches(apiKey, user.apiKeyHash)) return { user, apiKey };
+  }
+  const taken = await p.executor.userGetByEmail({ email: ADMIN_EMAIL });
+  const adminEmail = taken ? `admin-${randomBytes(4).toString('hex')}@ferry.local` : ADMIN_EMAIL;
+  return createUser({ executor: p.executor, email: adminEmail, admin: true, now: p.now });
 }
 
 export async function ensureDefaultAccount(p: {
   dataDir: string;
   /** This node's API URL; empty when it serves no API (the file then keeps the one it has). */
   baseUrl: string;
+  /** This node's management API URL; empty when it serves none. */
+  mgmtUrl: string;
   plan: PlanName;
   executor: Executor;
   accounts: AccountDirectory;
@@ -73,6 +88,7 @@ export async function ensureDefaultAccount(p: {
 }): Promise<{ credentials: Credentials; account: Account; created: boolean }> {
   const path = credentialsPath(p.dataDir);
   const existing = readCredentials(path, p.logger);
+  const admin = await ensureAdmin({ existing, executor: p.executor, now: p.clock.now() });
   let account = existing?.token ? await p.accounts.authenticate(existing.token) : undefined;
   let token = existing?.token;
   const created = !account;
@@ -87,7 +103,13 @@ export async function ensureDefaultAccount(p: {
       executor: p.executor,
       plan: p.plan,
       now: p.clock.now(),
+      ownerId: admin.user.id,
     }));
+  } else if (account.ownerId === undefined) {
+    // An account from before the management API: the administrator takes it over.
+    await p.executor.accountUpdate({ id: account.id, ownerId: admin.user.id });
+    p.accounts.forget(account.id);
+    account = { ...account, ownerId: admin.user.id };
   }
   const credentials: Credentials = {
     baseUrl: p.baseUrl || existing?.baseUrl || '',
@@ -95,6 +117,9 @@ export async function ensureDefaultAccount(p: {
     currentSigningKey: account.currentSigningKey,
     nextSigningKey: account.nextSigningKey,
     accountId: account.id,
+    mgmtUrl: p.mgmtUrl || existing?.mgmtUrl || '',
+    email: admin.user.email,
+    apiKey: admin.apiKey,
   };
   writeCredentials(path, credentials);
   return { credentials, account, created };

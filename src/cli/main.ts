@@ -4,16 +4,21 @@
  * in one process; SIGTERM/SIGINT stop it gracefully (a second signal exits at once).
  */
 import pino from 'pino';
-import { createFerry } from '../app.js';
+import { createUser } from '../api/mgmt/users.js';
+import { createFerry, openDriver } from '../app.js';
+import { FerryError } from '../core/errors.js';
 import { systemClock } from '../core/clock.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import type { Account } from '../core/types.js';
 import { credentialsPath, ensureDefaultAccount, type Credentials } from './credentials.js';
 
 const USAGE = `Usage: ferry start [options]
+       ferry users create --email E [--admin] [storage options]
 
 Options (flag / environment variable, default):
   --port N               FERRY_PORT             8080 (0 = any free port)
+  --mgmt-port N          FERRY_MGMT_PORT        (management API on the main port)
+  --metering-flush D     FERRY_METERING_FLUSH   5s
   --host H               FERRY_HOST             127.0.0.1
   --data-dir D           FERRY_DATA_DIR         ./.ferry
   --database-url URL     FERRY_DATABASE_URL     (SQLite in the data dir; postgres://… for PostgreSQL)
@@ -56,6 +61,9 @@ function banner(
     `    token:               ${credentials.token}`,
     `    current signing key: ${credentials.currentSigningKey}`,
     `    next signing key:    ${credentials.nextSigningKey}`,
+    `  Management API at ${credentials.mgmtUrl || '(not served on this node)'}:`,
+    `    email:   ${credentials.email}`,
+    `    api key: ${credentials.apiKey}`,
     `  (saved in ${credentialsPath(config.dataDir)})`,
     '',
     `  Try: curl -X POST ${credentials.baseUrl}/v2/publish/https://example.com \\`,
@@ -93,6 +101,7 @@ async function start(argv: string[]): Promise<void> {
   const { credentials, account, created } = await ensureDefaultAccount({
     dataDir: config.dataDir,
     baseUrl: ferry.url,
+    mgmtUrl: ferry.mgmtUrl,
     plan: config.plan,
     executor: ferry.driver.executor,
     accounts: ferry.accounts,
@@ -103,10 +112,52 @@ async function start(argv: string[]): Promise<void> {
   process.stdout.write(`${banner(config, credentials, account, created, serving)}\n`);
 }
 
+/**
+ * `ferry users create --email E [--admin]`: creates a management user in the storage the other
+ * options name (the server need not run) and prints `{"email", "api_key"}`.
+ */
+async function users(argv: string[]): Promise<void> {
+  const [sub, ...rest] = argv;
+  if (sub !== 'create')
+    throw new ConfigError(`unknown users command "${sub ?? ''}" (known: create)`);
+  let email: string | undefined;
+  let admin = false;
+  const storageFlags: string[] = [];
+  for (let i = 0; i < rest.length; i++) {
+    const arg = rest[i] ?? '';
+    if (arg === '--admin') admin = true;
+    else if (arg === '--email') email = rest[++i];
+    else if (arg.startsWith('--email=')) email = arg.slice('--email='.length);
+    else storageFlags.push(arg);
+  }
+  if (email === undefined) throw new ConfigError('users create needs --email <address>');
+  const config = loadConfig(storageFlags);
+  const driver = openDriver(config);
+  try {
+    await driver.migrate();
+    const { user, apiKey } = await createUser({
+      executor: driver.executor,
+      email,
+      admin,
+      now: systemClock.now(),
+    });
+    process.stdout.write(`${JSON.stringify({ email: user.email, api_key: apiKey })}\n`);
+  } catch (error) {
+    if (error instanceof FerryError) throw new ConfigError(error.message);
+    throw error;
+  } finally {
+    await driver.close();
+  }
+}
+
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   if (command === undefined || command === '--help' || command === 'help' || command === '-h') {
     process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  if (command === 'users') {
+    await users(rest);
     return;
   }
   if (command !== 'start') {

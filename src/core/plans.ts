@@ -24,6 +24,11 @@ export interface PlanLimits {
   max_global_parallelism: number;
   max_dlq_size: number;
   max_dlq_retention_time_milis: number;
+  /**
+   * Dollars per 100,000 messages created (retries are not extra messages; callbacks are). Billing
+   * in the usage statistics and the `budget` check use it. May be fractional.
+   */
+  price_per_100k_messages: number;
 }
 
 const DAY_MS = 86_400_000;
@@ -47,6 +52,7 @@ export const DEFAULT_PLANS: Readonly<Record<PlanName, Readonly<PlanLimits>>> = {
     max_global_parallelism: 100,
     max_dlq_size: 1_000,
     max_dlq_retention_time_milis: 3 * DAY_MS,
+    price_per_100k_messages: 0,
   },
   paid: {
     max_message_size: 10 * 1024 * 1024,
@@ -65,6 +71,7 @@ export const DEFAULT_PLANS: Readonly<Record<PlanName, Readonly<PlanLimits>>> = {
     max_global_parallelism: 1_000,
     max_dlq_size: 100_000,
     max_dlq_retention_time_milis: 7 * DAY_MS,
+    price_per_100k_messages: 1,
   },
 };
 
@@ -78,7 +85,8 @@ export function isPlanName(value: string): value is PlanName {
 
 /**
  * Builds the plan table from the defaults and partial overrides (`{"free": {"max_retries": 5}}`),
- * rejecting unknown plans, unknown fields and values that are not non-negative integers.
+ * rejecting unknown plans, unknown fields and values that are not non-negative integers (the
+ * price: non-negative numbers).
  */
 export function resolvePlans(overrides: unknown): PlanTable {
   const plans: PlanTable = { free: { ...DEFAULT_PLANS.free }, paid: { ...DEFAULT_PLANS.paid } };
@@ -93,8 +101,17 @@ export function resolvePlans(overrides: unknown): PlanTable {
     }
     for (const [field, value] of Object.entries(fields as Record<string, unknown>)) {
       if (!(field in plans[plan])) throw new Error(`unknown limit "plans.${plan}.${field}"`);
-      if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
-        throw new Error(`plans.${plan}.${field} must be a non-negative integer`);
+      // A price may be fractional ($0.4 per 100,000); every limit is a whole count.
+      const fractional = field === 'price_per_100k_messages';
+      if (
+        typeof value !== 'number' ||
+        !Number.isFinite(value) ||
+        (!fractional && !Number.isInteger(value)) ||
+        value < 0
+      ) {
+        throw new Error(
+          `plans.${plan}.${field} must be a non-negative ${fractional ? 'number' : 'integer'}`,
+        );
       }
       plans[plan][field as keyof PlanLimits] = value;
     }

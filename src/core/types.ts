@@ -25,7 +25,18 @@ export interface Account {
   /** The key that becomes current on rotation; receivers verify with it as a fallback. */
   nextSigningKey: string;
   createdAt: number;
+  /** The management user that owns the account; absent for accounts no user owns. */
+  ownerId?: string;
+  /** Region label shown by the management API; absent means the default (`us-east-1`). */
+  region?: AccountRegion;
+  /** Monthly spending budget in dollars; absent or 0 means no limit. */
+  budget?: number;
+  /** When the plan was last changed (ms); absent when it never was. */
+  planChangedAt?: number;
 }
+
+export type AccountRegion = 'eu-central-1' | 'us-east-1';
+export const ACCOUNT_REGIONS: readonly AccountRegion[] = ['eu-central-1', 'us-east-1'];
 
 /** Flow-control settings of a message (enforced from issue 5 on; stored from the start). */
 export interface FlowControl {

@@ -1,8 +1,13 @@
 /**
  * Looks up accounts for authentication and signing. Accounts change rarely (key rotation, token
- * reset), and both the publish and the delivery paths need one per request, so lookups are
- * cached briefly. A change made on this node drops its entry at once; other nodes sharing the
- * database see it within `ttlMs`.
+ * reset, plan change), and both the publish and the delivery paths need one per request, so
+ * lookups are cached briefly. A change made on this node drops its entry at once (`forget`);
+ * other nodes sharing the database see it within `ttlMs`.
+ *
+ * Authentication has its own cache lifetime, `authTtlMs`: when several nodes share a database, a
+ * token reset or an account deletion on one node must be refused by every node's next request,
+ * so the composition root sets it to 0 there (each authentication reads the row: one primary-key
+ * lookup). With SQLite one process owns the database and every change goes through it.
  */
 import type { Clock } from '../core/clock.js';
 import type { PlanLimits, PlanTable } from '../core/plans.js';
@@ -11,22 +16,23 @@ import type { Account } from '../core/types.js';
 import type { Executor } from '../storage/driver.js';
 
 export class AccountDirectory {
-  private readonly cache = new Map<string, { account: Account | undefined; expiresAt: number }>();
+  private readonly cache = new Map<string, { account: Account | undefined; fetchedAt: number }>();
 
   constructor(
     private readonly executor: Executor,
     private readonly plans: PlanTable,
     private readonly clock: Clock,
     private readonly ttlMs = 1_000,
+    private readonly authTtlMs = ttlMs,
   ) {}
 
-  async get(id: string): Promise<Account | undefined> {
+  async get(id: string, maxAgeMs = this.ttlMs): Promise<Account | undefined> {
     const now = this.clock.now();
     const hit = this.cache.get(id);
-    if (hit && hit.expiresAt > now) return hit.account;
+    if (hit && now - hit.fetchedAt < maxAgeMs) return hit.account;
     const account = await this.executor.accountGet({ id });
     if (this.cache.size > 10_000) this.cache.clear();
-    this.cache.set(id, { account, expiresAt: now + this.ttlMs });
+    this.cache.set(id, { account, fetchedAt: now });
     return account;
   }
 
@@ -34,7 +40,7 @@ export class AccountDirectory {
   async authenticate(token: string): Promise<Account | undefined> {
     const decoded = decodeToken(token);
     if (!decoded) return undefined;
-    const account = await this.get(decoded.accountId);
+    const account = await this.get(decoded.accountId, this.authTtlMs);
     if (!account || !passwordMatches(decoded.password, account.passwordHash)) return undefined;
     return account;
   }

@@ -17,6 +17,7 @@ import { signRequest } from '../core/signature.js';
 import type { ClaimedMessage } from '../core/types.js';
 import type { Executor } from '../storage/driver.js';
 import type { AccountDirectory } from './accounts.js';
+import type { UsageRecorder } from '../core/management.js';
 import type { Dispatcher } from './dispatcher.js';
 import { NOT_DURABLE, OutcomeWriter, type Completion } from './outcome-writer.js';
 import { eventOf } from './records.js';
@@ -43,6 +44,8 @@ export interface EngineOptions {
   eventResponseBytes?: number;
   /** How long outcomes (and ACTIVE events) wait to share a commit (default 5 ms). */
   outcomeLingerMs?: number;
+  /** Metering of delivery outcomes (see OutcomeWriter). */
+  usage?: UsageRecorder;
 }
 
 interface InFlight {
@@ -78,6 +81,7 @@ export class Engine {
       // Nobody waits on an outcome's commit, so give more outcomes the chance to share it.
       lingerMs: options.outcomeLingerMs ?? 5,
       onMessagesStored: () => this.wake(),
+      usage: options.usage,
     });
   }
 

@@ -7,6 +7,7 @@ import { callbackBody, callbackMessage } from '../core/callbacks.js';
 import type { Clock } from '../core/clock.js';
 import { newDlqId } from '../core/ids.js';
 import type { Logger } from '../core/logger.js';
+import type { UsageRecorder } from '../core/management.js';
 import type { AttemptResult, Outcome } from '../core/retry-timing.js';
 import type {
   CallbackSpec,
@@ -65,6 +66,8 @@ export interface OutcomeWriterOptions {
   lingerMs: number;
   /** Called after a commit that stored new messages (callbacks): wake the engine. */
   onMessagesStored?: () => void;
+  /** Counts outcomes (`delivered`, `retried`, `failed`) once their commit succeeded. */
+  usage?: UsageRecorder;
 }
 
 export class OutcomeWriter {
@@ -102,7 +105,8 @@ export class OutcomeWriter {
 
   private async applyCompletions(batch: Completion[]): Promise<void> {
     const now = this.options.clock.now();
-    let created = 0;
+    let created: Message[] = [];
+    const applied: Extract<Completion, { kind: 'outcome' }>[] = [];
     await this.options.executor.transaction(async (tx) => {
       // ACTIVE events first: a message's ACTIVE always precedes its outcome in the log. These
       // writes are independent, so they are issued together: PostgreSQL pipelines them instead
@@ -138,6 +142,7 @@ export class OutcomeWriter {
         // A completion whose lease was lost (cancelled, or re-claimed after expiry) writes nothing.
         if (!deleted.has(c.message.id) && !retried.has(c.message.id)) continue;
         this.recordOutcome(c, out);
+        applied.push(c);
       }
       for (const m of out.messages) out.events.push(eventOf(m, 'CREATED', m.createdAt));
       await Promise.all([
@@ -145,9 +150,17 @@ export class OutcomeWriter {
         out.events.length > 0 ? tx.eventInsertMany({ events: out.events }) : undefined,
         out.dlq.length > 0 ? tx.dlqInsertMany({ entries: out.dlq }) : undefined,
       ]);
-      created = out.messages.length;
+      created = out.messages;
     }, NOT_DURABLE);
-    if (created > 0) this.options.onMessagesStored?.();
+    if (created.length > 0) this.options.onMessagesStored?.();
+    const usage = this.options.usage;
+    if (!usage) return;
+    for (const { message, outcome, finishedAt } of applied) {
+      const metric = outcome.kind === 'retry' ? 'retried' : outcome.kind;
+      usage.add(message.accountId, metric, 1, finishedAt);
+    }
+    // Callback messages are messages like any other: metered and billed.
+    for (const m of created) usage.add(m.accountId, 'messages', 1, m.createdAt);
   }
 
   private recordOutcome(c: Extract<Completion, { kind: 'outcome' }>, out: Written): void {

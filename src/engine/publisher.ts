@@ -6,6 +6,7 @@
  */
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
+import type { UsageRecorder } from '../core/management.js';
 import type { EventRecord, Message } from '../core/types.js';
 import type { Executor } from '../storage/driver.js';
 import { GroupCommit } from './group-commit.js';
@@ -34,6 +35,8 @@ export interface PublisherOptions {
   dedupWindowMs?: number;
   /** Most messages written in one transaction. */
   maxBatch?: number;
+  /** Counts the messages created (`messages`), once their commit succeeded. */
+  usage?: UsageRecorder;
 }
 
 export class Publisher {
@@ -64,7 +67,7 @@ export class Publisher {
 
   private async commit(batch: PublishItem[][]): Promise<PublishResult[][]> {
     const now = this.options.clock.now();
-    let stored = 0;
+    let stored: Message[] = [];
     const results = await this.options.executor.transaction(
       async (tx) => {
         const messages: Message[] = [];
@@ -97,7 +100,7 @@ export class Publisher {
           // of a round trip each; SQLite runs them in call order as they are issued.
           await Promise.all([tx.messageInsertMany({ messages }), tx.eventInsertMany({ events })]);
         }
-        stored = messages.length;
+        stored = messages;
         return perRequest;
       },
       {
@@ -106,10 +109,12 @@ export class Publisher {
         // between can take a message that was delivered but never acknowledged, which a publisher
         // retrying its unacknowledged publish turns into a duplicate: at least once still holds.
         onCommit: () => {
-          if (stored > 0) this.options.onCommitted();
+          if (stored.length > 0) this.options.onCommitted();
         },
       },
     );
+    const usage = this.options.usage;
+    if (usage) for (const m of stored) usage.add(m.accountId, 'messages', 1, now);
     return results;
   }
 }

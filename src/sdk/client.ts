@@ -37,7 +37,7 @@ export class FerryClient {
   private readonly prefix: string;
 
   constructor(opts: FerryClientOptions) {
-    this.http = new HttpClient(opts.baseUrl, opts.token);
+    this.http = new HttpClient(opts.baseUrl, `Bearer ${opts.token}`);
     this.prefix = opts.headerPrefix ?? 'Svc';
     this.messages = new MessagesApi(this.http);
     this.events = new EventsApi(this.http);

@@ -53,9 +53,10 @@ export function withCursor<T extends object>(
 export class HttpClient {
   private readonly baseUrl: string;
 
+  /** @param authorization the `Authorization` header value (`Bearer <token>`, `Basic …`) */
   constructor(
     baseUrl: string,
-    private readonly token: string,
+    private readonly authorization: string,
   ) {
     this.baseUrl = baseUrl.replace(/\/+$/, '');
   }
@@ -69,7 +70,7 @@ export class HttpClient {
     const separator = req.path.includes('?') ? '&' : '?';
     const url = `${this.baseUrl}${req.path}${query === '' ? '' : separator + query}`;
     // `Headers.set` replaces case-insensitively, so a caller's header wins over the default.
-    const headers = new Headers({ Authorization: `Bearer ${this.token}` });
+    const headers = new Headers({ Authorization: this.authorization });
     for (const [name, value] of Object.entries(req.headers ?? {})) headers.set(name, value);
     const res = await fetch(url, { method: req.method, headers, body: req.body });
     const text = await res.text();

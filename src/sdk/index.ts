@@ -1,6 +1,9 @@
 /** Ferry's client SDK: `import { FerryClient, Receiver } from 'ferry/sdk'`. */
 export { FerryClient } from './client.js';
 export type { FerryClientOptions } from './client.js';
+export { FerryAdmin } from './admin.js';
+export type { AccountsAdminApi, FerryAdminOptions, SearchAdminApi } from './admin.js';
+export type * from './admin-types.js';
 export { Receiver } from './receiver.js';
 export type { ReceiverOptions, VerifyParams } from './receiver.js';
 export { FerryApiError, SignatureError } from './errors.js';

@@ -19,7 +19,15 @@ import type {
   EventState,
   Message,
   UrlGroup,
+  PlanName,
 } from '../core/types.js';
+import type {
+  ManagementUser,
+  SearchIndex,
+  UsageBucket,
+  UsageCount,
+  UsageMetric,
+} from '../core/management.js';
 
 /** Filters shared by bulk cancel, the events log and the DLQ. OR within a field, AND across. */
 export interface RecordFilter {
@@ -68,6 +76,73 @@ export interface AccountUpdateSigningKeysParams {
   id: string;
   currentSigningKey: string;
   nextSigningKey: string;
+}
+
+export interface AccountListParams {
+  /** Only accounts of this management user. */
+  ownerId: string;
+}
+/** Fields to change; absent ones keep their value. */
+export interface AccountUpdateParams {
+  id: string;
+  plan?: PlanName;
+  /** When the plan changed, ms; set together with `plan`. */
+  planChangedAt?: number;
+  budget?: number;
+  passwordHash?: string;
+  ownerId?: string;
+}
+export interface AccountDeleteParams {
+  id: string;
+}
+
+export interface UserInsertParams {
+  user: ManagementUser;
+}
+export interface UserGetByEmailParams {
+  email: string;
+}
+
+export interface UsageAddManyParams {
+  counts: UsageCount[];
+}
+export interface UsageSumByStepParams {
+  subjectId: string;
+  /** Inclusive start of the first step, ms. */
+  from: number;
+  /** Exclusive end, ms. */
+  to: number;
+  /** Width of a step, ms (a multiple of a minute). */
+  stepMs: number;
+  /** Only these metrics; all when absent. */
+  metrics?: UsageMetric[];
+}
+
+export interface SearchIndexInsertParams {
+  index: SearchIndex;
+}
+export interface SearchIndexGetParams {
+  ownerId: string;
+  id: string;
+}
+export interface SearchIndexListParams {
+  ownerId: string;
+}
+export interface SearchIndexDeleteParams {
+  ownerId: string;
+  id: string;
+}
+/** Fields to change; absent ones keep their value. */
+export interface SearchIndexUpdateParams {
+  ownerId: string;
+  id: string;
+  name?: string;
+  tokenHash?: string;
+  readOnlyTokenHash?: string;
+}
+
+export interface DlqCountParams {
+  accountId: string;
 }
 
 export interface MessageInsertManyParams {
@@ -219,6 +294,41 @@ export interface Executor {
   accountInsert(params: AccountInsertParams): Promise<void>;
   accountGet(params: AccountGetParams): Promise<Account | undefined>;
   accountUpdateSigningKeys(params: AccountUpdateSigningKeysParams): Promise<void>;
+  /** The owner's accounts, oldest first. */
+  accountList(params: AccountListParams): Promise<Account[]>;
+  /** Changes the given fields; returns false when the account does not exist. */
+  accountUpdate(params: AccountUpdateParams): Promise<boolean>;
+  /**
+   * Deletes the account and everything it owns: pending messages (leased ones too: their
+   * in-flight attempts then write nothing), events, DLQ entries, deduplication keys and usage
+   * counters. Returns false when the account does not exist.
+   */
+  accountDelete(params: AccountDeleteParams): Promise<boolean>;
+
+  /** Rejects when the id or the e-mail is taken. */
+  userInsert(params: UserInsertParams): Promise<void>;
+  userGetByEmail(params: UserGetByEmailParams): Promise<ManagementUser | undefined>;
+
+  /**
+   * Adds each count to its (subject, minute, metric) counter, creating it at 0 first. Additive,
+   * so nodes that flush the same minute sum up; counts for the same key in one call add up too.
+   */
+  usageAddMany(params: UsageAddManyParams): Promise<void>;
+  /**
+   * Sums of each metric per step of `[from, to)`: one bucket per step and metric that has any
+   * count (steps without counts are absent). A series is one call, whatever its length.
+   */
+  usageSumByStep(params: UsageSumByStepParams): Promise<UsageBucket[]>;
+
+  searchIndexInsert(params: SearchIndexInsertParams): Promise<void>;
+  /** The index when `ownerId` owns it, else undefined. */
+  searchIndexGet(params: SearchIndexGetParams): Promise<SearchIndex | undefined>;
+  /** The owner's indexes, oldest first. */
+  searchIndexList(params: SearchIndexListParams): Promise<SearchIndex[]>;
+  /** Returns false when the owner has no such index. */
+  searchIndexDelete(params: SearchIndexDeleteParams): Promise<boolean>;
+  /** Changes the given fields; returns false when the owner has no such index. */
+  searchIndexUpdate(params: SearchIndexUpdateParams): Promise<boolean>;
 
   messageInsertMany(params: MessageInsertManyParams): Promise<void>;
   messageGet(params: MessageGetParams): Promise<Message | undefined>;
@@ -253,6 +363,8 @@ export interface Executor {
   dlqList(params: DlqListParams): Promise<Page<DlqEntry>>;
   /** Returns the number of entries deleted. */
   dlqDeleteMany(params: DlqDeleteManyParams): Promise<number>;
+  /** Number of DLQ entries of the account. */
+  dlqCount(params: DlqCountParams): Promise<number>;
   /** Deletes entries with `expiresAt <= now`; returns the number deleted. */
   dlqDeleteExpired(params: DlqDeleteExpiredParams): Promise<number>;
 

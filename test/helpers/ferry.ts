@@ -36,6 +36,8 @@ export interface TestFerry {
   token: string;
   account: Account;
   client: FerryClient;
+  /** The PostgreSQL schema of this Ferry (storage `postgres`), for a second node on it. */
+  schema?: string;
   /** fetch against the API with the account's token. */
   api(path: string, init?: RequestInit): Promise<Response>;
   close(): Promise<void>;
@@ -84,6 +86,7 @@ export async function startFerry(options: TestFerryOptions = {}): Promise<TestFe
     token,
     account,
     client: new FerryClient({ baseUrl: ferry.url, token, headerPrefix: prefix }),
+    schema,
     api: (path, init = {}) =>
       fetch(`${ferry.url}${path}`, {
         ...init,

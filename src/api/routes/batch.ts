@@ -10,13 +10,9 @@ import type { Account } from '../../core/types.js';
 import type { PlanLimits } from '../../core/plans.js';
 import type { PublishItem } from '../../engine/publisher.js';
 import type { ApiContext } from '../context.js';
+import { checkBudget } from '../budget.js';
 import { jsonBody } from '../json-body.js';
-import {
-  checkBodySize,
-  preparePublish,
-  publishResponse,
-  type PreparedPublish,
-} from './publish.js';
+import { checkBodySize, preparePublish, publishResponse, type PreparedPublish } from './publish.js';
 import { parseDestination } from '../../core/destination.js';
 
 /** Most entries in one batch. */
@@ -101,6 +97,8 @@ export function batchRoutes(app: FastifyInstance, ctx: ApiContext): void {
     );
     const items: PublishItem[] = [];
     for (const p of prepared) if (!(p instanceof FerryError)) items.push(...p.items);
+    const limits = ctx.accounts.limits(account);
+    await checkBudget({ ctx, account, limits, adding: items.length, now: ctx.clock.now() });
     const results = items.length > 0 ? await ctx.publisher.publish(items) : [];
     let next = 0;
     return prepared.map((p, i) => {

@@ -140,6 +140,7 @@ export function dlqRoutes(app: FastifyInstance, ctx: ApiContext): void {
       override: overrideFrom(request, ctx),
     });
     ctx.onMessagesStored();
+    ctx.usage.add(request.account.id, 'messages', 1);
     return reply.code(201).send({ messageId: message?.id });
   });
 
@@ -154,6 +155,7 @@ export function dlqRoutes(app: FastifyInstance, ctx: ApiContext): void {
       override: overrideFrom(request, ctx),
     });
     if (messages.length > 0) ctx.onMessagesStored();
+    ctx.usage.add(request.account.id, 'messages', messages.length);
     return reply.code(201).send({
       cursor: result.cursor ?? '',
       responses: messages.map((m) => ({ messageId: m.id })),

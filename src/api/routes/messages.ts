@@ -36,7 +36,7 @@ async function cancel(
   limit?: number,
 ): Promise<Message[]> {
   const now = ctx.clock.now();
-  return ctx.executor.transaction(async (tx) => {
+  const removed = await ctx.executor.transaction(async (tx) => {
     const cancelled = await tx.messageDeleteMany({ accountId, filter, limit });
     if (cancelled.length > 0) {
       await tx.eventInsertMany({
@@ -48,6 +48,8 @@ async function cancel(
     }
     return cancelled;
   });
+  ctx.usage.add(accountId, 'canceled', removed.length, now);
+  return removed;
 }
 
 export function messageRoutes(app: FastifyInstance, ctx: ApiContext): void {

@@ -20,6 +20,7 @@ import {
 import type { PlanLimits } from '../../core/plans.js';
 import type { Account, Message } from '../../core/types.js';
 import type { PublishItem, PublishResult } from '../../engine/publisher.js';
+import { checkBudget } from '../budget.js';
 import type { ApiContext } from '../context.js';
 
 const EMPTY = new Uint8Array(0);
@@ -218,6 +219,14 @@ export function publishRoutes(app: FastifyInstance, ctx: ApiContext): void {
       query,
       body: bodyOf(request, ctx.accounts.limits(account)),
       callerIp: request.ip,
+    });
+    const limits = ctx.accounts.limits(account);
+    await checkBudget({
+      ctx,
+      account,
+      limits,
+      adding: prepared.items.length,
+      now: ctx.clock.now(),
     });
     const results = await ctx.publisher.publish(prepared.items);
     const { status, body } = publishResponse(prepared, results);

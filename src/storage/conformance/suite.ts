@@ -18,6 +18,7 @@ import { dedupCases } from './dedup-cases.js';
 import { dlqCases } from './dlq-cases.js';
 import { eventCases } from './event-cases.js';
 import { leaseCases } from './lease-cases.js';
+import { managementCases } from './management-cases.js';
 import { lifecycleCases } from './lifecycle-cases.js';
 import { messageCases } from './message-cases.js';
 import { transactionCases } from './transaction-cases.js';
@@ -69,5 +70,6 @@ export function runDriverConformance(
     describe('dead-letter queue', () => dlqCases(ctx));
     describe('deduplication', () => dedupCases(ctx));
     describe('URL groups', () => urlGroupCases(ctx));
+    describe('management', () => managementCases(ctx));
   });
 }

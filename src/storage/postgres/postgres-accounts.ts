@@ -11,10 +11,12 @@ import { type AccountRow, accountFromRow } from '../sql/rows.js';
 export async function accountInsert(db: Db, { account: a }: AccountInsertParams): Promise<void> {
   await db`
     INSERT INTO accounts
-      (id, plan, password_hash, current_signing_key, next_signing_key, created_at)
+      (id, plan, password_hash, current_signing_key, next_signing_key, created_at, owner_id,
+       region, budget, plan_changed_at)
     VALUES
       (${a.id}, ${a.plan}, ${a.passwordHash}, ${a.currentSigningKey}, ${a.nextSigningKey},
-       ${a.createdAt})`;
+       ${a.createdAt}, ${a.ownerId ?? null}, ${a.region ?? null}, ${a.budget ?? null},
+       ${a.planChangedAt ?? null})`;
 }
 
 export async function accountGet(db: Db, p: AccountGetParams): Promise<Account | undefined> {

@@ -5,7 +5,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
-import { listMigrationFiles } from '../migrate-files.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClaimedMessage } from '../../core/types.js';
 import {
@@ -21,6 +20,7 @@ import {
   plain,
 } from '../conformance/fixtures.js';
 import { runDriverConformance } from '../conformance/suite.js';
+import { listMigrationFiles } from '../migrate-files.js';
 import type { Driver } from '../driver.js';
 import { chunkByBytes } from './postgres-batch.js';
 import { openPostgresDriver } from './postgres-driver.js';
@@ -196,10 +196,11 @@ describe.skipIf(!url)('postgres driver on a shared schema', () => {
         const rows = await check.unsafe<{ version: number; name: string }[]>(
           `SELECT version, name FROM ${quoteIdentifier(fresh)}.ferry_migrations ORDER BY version`,
         );
+        // Each migration file exactly once, whatever files later issues add.
         const files = listMigrationFiles(new URL('./migrations/', import.meta.url));
-        expect(files.length).toBeGreaterThan(1);
+        expect(files[0]).toMatchObject({ version: 1, name: 'init' });
         expect(rows.map((r) => ({ ...r }))).toEqual(
-          files.map((f) => ({ version: f.version, name: f.name })),
+          files.map(({ version, name }) => ({ version, name })),
         );
       } finally {
         await check.end({ timeout: 5 });

@@ -18,6 +18,7 @@ import { chunkByBytes } from './postgres-batch.js';
 import * as dedup from './postgres-dedup.js';
 import * as dlq from './postgres-dlq.js';
 import * as events from './postgres-events.js';
+import * as management from './postgres-management.js';
 import * as messages from './postgres-messages.js';
 import { migratePostgres, quoteIdentifier } from './postgres-migrate.js';
 import type { Db } from './postgres-rows.js';
@@ -85,6 +86,21 @@ class PostgresExecutor implements Executor {
   accountInsert = this.op(accounts.accountInsert);
   accountGet = this.op(accounts.accountGet);
   accountUpdateSigningKeys = this.op(accounts.accountUpdateSigningKeys);
+  accountList = this.op(management.accountList);
+  accountUpdate = this.op(management.accountUpdate);
+  accountDelete = this.op(management.accountDelete);
+
+  userInsert = this.op(management.userInsert);
+  userGetByEmail = this.op(management.userGetByEmail);
+
+  usageAddMany = this.op(management.usageAddMany);
+  usageSumByStep = this.op(management.usageSumByStep);
+
+  searchIndexInsert = this.op(management.searchIndexInsert);
+  searchIndexGet = this.op(management.searchIndexGet);
+  searchIndexList = this.op(management.searchIndexList);
+  searchIndexDelete = this.op(management.searchIndexDelete);
+  searchIndexUpdate = this.op(management.searchIndexUpdate);
 
   async messageInsertMany(p: MessageInsertManyParams): Promise<void> {
     await this.track(
@@ -116,6 +132,7 @@ class PostgresExecutor implements Executor {
   dlqGet = this.op(dlq.dlqGet);
   dlqList = this.op(dlq.dlqList);
   dlqDeleteMany = this.op(dlq.dlqDeleteMany);
+  dlqCount = this.op(management.dlqCount);
   dlqDeleteExpired = this.op(dlq.dlqDeleteExpired);
 
   urlGroupLock = this.op(urlGroups.urlGroupLock);

@@ -10,6 +10,7 @@
  */
 import type {
   Account,
+  AccountRegion,
   DlqEntry,
   EventRecord,
   EventState,
@@ -33,6 +34,10 @@ export interface AccountRow {
   current_signing_key: string;
   next_signing_key: string;
   created_at: Int8;
+  owner_id: string | null;
+  region: string | null;
+  budget: Int8 | null;
+  plan_changed_at: Int8 | null;
 }
 
 export interface MessageRow {
@@ -123,7 +128,7 @@ const parseHeaders = (text: string | null): HeaderMap | undefined =>
   text === null ? undefined : (JSON.parse(text) as HeaderMap);
 
 export function accountFromRow(row: AccountRow): Account {
-  return {
+  const account: Account = {
     id: row.id,
     plan: row.plan as PlanName,
     passwordHash: row.password_hash,
@@ -131,6 +136,11 @@ export function accountFromRow(row: AccountRow): Account {
     nextSigningKey: row.next_signing_key,
     createdAt: Number(row.created_at),
   };
+  setPresent(account, 'ownerId', row.owner_id);
+  setPresent(account, 'region', row.region as AccountRegion | null);
+  if (row.budget !== null) account.budget = Number(row.budget);
+  if (row.plan_changed_at !== null) account.planChangedAt = Number(row.plan_changed_at);
+  return account;
 }
 
 export function messageFromRow(row: MessageRow): Message {

@@ -26,8 +26,22 @@ import type {
   Message,
   UrlGroup,
 } from '../../core/types.js';
+import type { ManagementUser, SearchIndex, UsageBucket } from '../../core/management.js';
 import type {
+  AccountDeleteParams,
   AccountGetParams,
+  AccountListParams,
+  AccountUpdateParams,
+  DlqCountParams,
+  SearchIndexDeleteParams,
+  SearchIndexGetParams,
+  SearchIndexInsertParams,
+  SearchIndexListParams,
+  SearchIndexUpdateParams,
+  UsageAddManyParams,
+  UsageSumByStepParams,
+  UserGetByEmailParams,
+  UserInsertParams,
   AccountInsertParams,
   AccountUpdateSigningKeysParams,
   DedupClaimParams,
@@ -89,6 +103,46 @@ export class SqliteExecutor implements Executor {
     return this.scope.run(() => this.ops.accountUpdateSigningKeys(p));
   }
 
+  accountList(p: AccountListParams): Promise<Account[]> {
+    return this.scope.run(() => this.ops.management.accountList(p), READ_ONLY);
+  }
+  accountUpdate(p: AccountUpdateParams): Promise<boolean> {
+    return this.scope.run(() => this.ops.management.accountUpdate(p));
+  }
+  accountDelete(p: AccountDeleteParams): Promise<boolean> {
+    return this.scope.run(() => this.ops.management.accountDelete(p));
+  }
+
+  userInsert(p: UserInsertParams): Promise<void> {
+    return this.scope.run(() => this.ops.management.userInsert(p));
+  }
+  userGetByEmail(p: UserGetByEmailParams): Promise<ManagementUser | undefined> {
+    return this.scope.run(() => this.ops.management.userGetByEmail(p), READ_ONLY);
+  }
+
+  usageAddMany(p: UsageAddManyParams): Promise<void> {
+    return this.scope.run(() => this.ops.management.usageAddMany(p));
+  }
+  usageSumByStep(p: UsageSumByStepParams): Promise<UsageBucket[]> {
+    return this.scope.run(() => this.ops.management.usageSumByStep(p), READ_ONLY);
+  }
+
+  searchIndexInsert(p: SearchIndexInsertParams): Promise<void> {
+    return this.scope.run(() => this.ops.management.searchIndexInsert(p));
+  }
+  searchIndexGet(p: SearchIndexGetParams): Promise<SearchIndex | undefined> {
+    return this.scope.run(() => this.ops.management.searchIndexGet(p), READ_ONLY);
+  }
+  searchIndexList(p: SearchIndexListParams): Promise<SearchIndex[]> {
+    return this.scope.run(() => this.ops.management.searchIndexList(p), READ_ONLY);
+  }
+  searchIndexDelete(p: SearchIndexDeleteParams): Promise<boolean> {
+    return this.scope.run(() => this.ops.management.searchIndexDelete(p));
+  }
+  searchIndexUpdate(p: SearchIndexUpdateParams): Promise<boolean> {
+    return this.scope.run(() => this.ops.management.searchIndexUpdate(p));
+  }
+
   messageInsertMany(p: MessageInsertManyParams): Promise<void> {
     return this.scope.run(() => this.ops.messageInsertMany(p));
   }
@@ -138,6 +192,9 @@ export class SqliteExecutor implements Executor {
   }
   dlqDeleteMany(p: DlqDeleteManyParams): Promise<number> {
     return this.scope.run(() => this.ops.dlqDeleteMany(p));
+  }
+  dlqCount(p: DlqCountParams): Promise<number> {
+    return this.scope.run(() => this.ops.management.dlqCount(p), READ_ONLY);
   }
   dlqDeleteExpired(p: DlqDeleteExpiredParams): Promise<number> {
     return this.scope.run(() => this.ops.dlqDeleteExpired(p));

@@ -76,6 +76,7 @@ import {
   urlGroupFromRow,
   urlGroupJson,
 } from '../sql/rows.js';
+import { SqliteManagementOps } from './sqlite-management-ops.js';
 import { SqliteStatements, type Statement } from './sqlite-statements.js';
 
 const MESSAGE_FILTER: FilterColumns = { messageId: 'id', time: 'created_at' };
@@ -95,7 +96,7 @@ const DLQ_FILTER: FilterColumns = {
 const placeholders = (n: number): string => Array.from({ length: n }, () => '?').join(', ');
 
 // Hot-path SQL texts, built once: the statement cache is keyed by the text.
-const INSERT_ACCOUNT = `INSERT INTO accounts (${ACCOUNT_COLUMNS}) VALUES (${placeholders(6)})`;
+const INSERT_ACCOUNT = `INSERT INTO accounts (${ACCOUNT_COLUMNS}) VALUES (${placeholders(10)})`;
 const SELECT_ACCOUNT = `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = ?`;
 const INSERT_MESSAGE = `INSERT INTO messages (${MESSAGE_COLUMNS}) VALUES (${placeholders(20)})`;
 const INSERT_EVENT = `INSERT INTO events (${EVENT_COLUMNS}) VALUES (${placeholders(25)})`;
@@ -107,8 +108,12 @@ export class SqliteOps {
   /** In-memory leases; the executor journals them with its transactions. */
   readonly leases = new LeaseTable();
 
+  /** Users, account settings, usage counters, search indexes (sqlite-management-ops.ts). */
+  readonly management: SqliteManagementOps;
+
   constructor(db: Database.Database) {
     this.statements = new SqliteStatements(db);
+    this.management = new SqliteManagementOps(this.statements, this.leases);
   }
 
   private stmt(sql: string): Statement {

@@ -23,10 +23,22 @@ const optionalBlob = (bytes: Uint8Array | undefined): Buffer | null =>
 // ---- accounts -----------------------------------------------------------------------------
 
 export const ACCOUNT_COLUMNS =
-  'id, plan, password_hash, current_signing_key, next_signing_key, created_at';
+  'id, plan, password_hash, current_signing_key, next_signing_key, created_at, owner_id, ' +
+  'region, budget, plan_changed_at';
 
 export function accountParams(a: Account): unknown[] {
-  return [a.id, a.plan, a.passwordHash, a.currentSigningKey, a.nextSigningKey, a.createdAt];
+  return [
+    a.id,
+    a.plan,
+    a.passwordHash,
+    a.currentSigningKey,
+    a.nextSigningKey,
+    a.createdAt,
+    orNull(a.ownerId),
+    orNull(a.region),
+    orNull(a.budget),
+    orNull(a.planChangedAt),
+  ];
 }
 
 // ---- messages -----------------------------------------------------------------------------

@@ -1,0 +1,48 @@
+/** JSON request bodies of the management API (the server reads every body as raw bytes). */
+import type { FastifyRequest } from 'fastify';
+import { badRequest } from '../../core/errors.js';
+
+/**
+ * The body as a JSON object (`{}` when empty). Fields other than `allowed` are refused, so a
+ * misspelt field is a 400 naming it rather than silently ignored.
+ */
+export function jsonBody(
+  request: FastifyRequest,
+  allowed: readonly string[],
+): Record<string, unknown> {
+  const raw = request.body;
+  const text = raw instanceof Uint8Array ? Buffer.from(raw).toString('utf8').trim() : '';
+  if (text === '') return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw badRequest('request body is not valid JSON');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw badRequest('request body must be a JSON object');
+  }
+  for (const field of Object.keys(parsed)) {
+    if (!allowed.includes(field)) {
+      throw badRequest(
+        `unknown field "${field}" (allowed: ${allowed.length > 0 ? allowed.join(', ') : 'none'})`,
+      );
+    }
+  }
+  return parsed as Record<string, unknown>;
+}
+
+/** `value` when it is one of `allowed`, else a 400 naming `field`; `fallback` when absent. */
+export function oneOf<T extends string>(
+  field: string,
+  value: unknown,
+  allowed: readonly T[],
+  fallback?: T,
+): T {
+  if (value === undefined && fallback !== undefined) return fallback;
+  if (typeof value === 'string' && (allowed as readonly string[]).includes(value))
+    return value as T;
+  throw badRequest(
+    `${field} must be one of ${allowed.join(', ')}, got ${JSON.stringify(value) ?? 'nothing'}`,
+  );
+}

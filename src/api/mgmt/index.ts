@@ -1,0 +1,28 @@
+/**
+ * The management API: `/v2/queue…` (messaging accounts and their statistics), `/v2/search…`
+ * (search indexes) and `/v2/admin…` (users), behind Basic authentication. Kept apart from the
+ * messaging routes: none of these paths is a messaging path, and the messaging Bearer auth does
+ * not run here (it is registered in the messaging scope only).
+ */
+import type { FastifyInstance } from 'fastify';
+import { accountRoutes } from './accounts.js';
+import { mgmtAuthHook } from './auth.js';
+import type { MgmtContext } from './context.js';
+import { searchRoutes } from './search.js';
+import { statsRoutes } from './stats.js';
+import { userRoutes } from './users.js';
+
+export type { MgmtContext } from './context.js';
+
+/** Registers the management routes in a scope of their own on `app`. */
+export function registerManagement(app: FastifyInstance, ctx: MgmtContext): void {
+  void app.register((mgmt, _opts, done) => {
+    mgmt.decorateRequest('mgmtUser');
+    mgmt.addHook('onRequest', mgmtAuthHook(ctx));
+    accountRoutes(mgmt, ctx);
+    statsRoutes(mgmt, ctx);
+    searchRoutes(mgmt, ctx);
+    userRoutes(mgmt, ctx);
+    done();
+  });
+}
