@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { isIP } from 'node:net';
 import { isLocalHostname, isPrivateAddress } from '../../core/addresses.js';
 import { badRequest, notFound, tooLarge } from '../../core/errors.js';
-import { newMessageId } from '../../core/ids.js';
+import { buildMessage } from '../../core/build-message.js';
 import { parseDestination } from '../../core/destination.js';
 import {
   contentDeduplicationKey,
@@ -15,8 +15,11 @@ import {
   type PublishSettings,
 } from '../../core/publish-request.js';
 import type { PlanLimits } from '../../core/plans.js';
-import type { Account, Message } from '../../core/types.js';
+import type { Message } from '../../core/types.js';
 import type { ApiContext } from '../context.js';
+
+/** Moved to core (the scheduler builds messages too); re-exported for existing importers. */
+export { buildMessage };
 
 const EMPTY = new Uint8Array(0);
 
@@ -40,38 +43,6 @@ export function checkDestinationAllowed(url: string, production: boolean): void 
       `destination "${url}" is a private or loopback address (refused in production mode)`,
     );
   }
-}
-
-/** Builds the stored message of a publish to `url` with the parsed settings. */
-export function buildMessage(p: {
-  account: Account;
-  url: string;
-  settings: PublishSettings;
-  body: Uint8Array;
-  callerIp: string;
-  now: number;
-}): Message {
-  const { settings, now } = p;
-  return {
-    id: newMessageId(now),
-    accountId: p.account.id,
-    url: p.url,
-    callerIp: p.callerIp,
-    retried: 0,
-    maxRetries: settings.retries,
-    notBefore: settings.notBefore,
-    createdAt: now,
-    dueAt: Math.max(settings.notBefore, now),
-    spec: {
-      method: settings.method,
-      headers: settings.headers,
-      labels: settings.labels,
-      retryDelayExpression: settings.retryDelayExpression,
-      timeoutMs: settings.timeoutMs,
-      flowControl: settings.flowControl,
-    },
-    body: p.body,
-  };
 }
 
 export function dedupKeyOf(settings: PublishSettings, message: Message): string | undefined {

@@ -20,6 +20,7 @@ import { eventCases } from './event-cases.js';
 import { leaseCases } from './lease-cases.js';
 import { lifecycleCases } from './lifecycle-cases.js';
 import { messageCases } from './message-cases.js';
+import { scheduleCases } from './schedule-cases.js';
 import { transactionCases } from './transaction-cases.js';
 
 /** What each group of cases gets: the suite's driver, and how to open more. */
@@ -67,5 +68,6 @@ export function runDriverConformance(
     describe('events', () => eventCases(ctx));
     describe('dead-letter queue', () => dlqCases(ctx));
     describe('deduplication', () => dedupCases(ctx));
+    describe('schedules', () => scheduleCases(ctx));
   });
 }

@@ -61,6 +61,7 @@ import {
   type EventRow,
   type MessageRow,
 } from '../sql/rows.js';
+import { SqliteScheduleOps } from './sqlite-schedules.js';
 import { SqliteStatements, type Statement } from './sqlite-statements.js';
 
 const MESSAGE_FILTER: FilterColumns = { messageId: 'id', time: 'created_at' };
@@ -92,8 +93,12 @@ export class SqliteOps {
   /** In-memory leases; the executor journals them with its transactions. */
   readonly leases = new LeaseTable();
 
+  /** The schedule operations (`sqlite-schedules.ts`), on the same connection. */
+  readonly schedules: SqliteScheduleOps;
+
   constructor(db: Database.Database) {
     this.statements = new SqliteStatements(db);
+    this.schedules = new SqliteScheduleOps(db);
   }
 
   private stmt(sql: string): Statement {
