@@ -1,6 +1,6 @@
 /**
  * The composition root: builds storage, the account directory, the publisher, the delivery
- * engine, the pruner and the HTTP API from a `Config`, and starts/stops them in order. Only this
+ * engine, the scheduler, the pruner and the HTTP API from a `Config`, and starts/stops them in order. Only this
  * file (through `openDriver`) picks a concrete storage driver.
  */
 import { mkdirSync } from 'node:fs';
@@ -15,6 +15,7 @@ import { createHttpDispatcher, type Dispatcher } from './engine/dispatcher.js';
 import { Engine } from './engine/engine.js';
 import { Publisher } from './engine/publisher.js';
 import { Pruner } from './maintenance/pruner.js';
+import { Scheduler } from './scheduler/scheduler.js';
 import type { Driver } from './storage/driver.js';
 import { openPostgresDriver } from './storage/postgres/postgres-driver.js';
 import { openSqliteDriver } from './storage/sqlite/sqlite-driver.js';
@@ -34,6 +35,7 @@ export interface Ferry {
   readonly accounts: AccountDirectory;
   readonly publisher: Publisher;
   readonly engine: Engine;
+  readonly scheduler: Scheduler;
   readonly pruner: Pruner;
   readonly server: FastifyInstance;
   /** The API's base URL once `start()` has listened (`http://host:port`). */
@@ -85,6 +87,14 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
     driver.notifyWake().catch((error: unknown) => logger.warn({ err: error }, 'NOTIFY failed'));
   };
   const publisher = new Publisher({ executor, clock, logger, onCommitted: wake });
+  const scheduler = new Scheduler({
+    executor,
+    clock,
+    accounts,
+    logger,
+    prefix: config.headerPrefix,
+    onFired: wake,
+  });
   const pruner = new Pruner({ executor, clock, logger, eventRetentionMs: config.eventRetentionMs });
   const server = buildServer(
     {
@@ -96,6 +106,7 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
       prefix: config.headerPrefix,
       production: config.production,
       onMessagesStored: wake,
+      onSchedulesChanged: () => scheduler.wake(),
     },
     { bodyLimit: Math.max(config.plans.free.max_message_size, config.plans.paid.max_message_size) },
   );
@@ -110,6 +121,7 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
     accounts,
     publisher,
     engine,
+    scheduler,
     pruner,
     server,
     url: '',
@@ -118,6 +130,7 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
         unlisten = await driver.listenWake(() => engine.wake());
         engine.start();
       }
+      if (roles.has('scheduler')) scheduler.start();
       if (roles.has('maintenance')) pruner.start();
       if (roles.has('api')) {
         const address = await server.listen({ port: config.port, host: config.host });
@@ -129,6 +142,7 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
     stop() {
       stopping ??= (async () => {
         await server.close(); // stops accepting; waits for in-flight requests (their commits)
+        await scheduler.stop(); // a tick being fired commits (or rolls back) first
         await publisher.drain();
         await engine.stop(config.shutdownGraceMs);
         await pruner.stop();

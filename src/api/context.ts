@@ -18,6 +18,8 @@ export interface ApiContext {
   production: boolean;
   /** Messages were stored outside the publisher (DLQ retry): wake the engine. */
   onMessagesStored: () => void;
+  /** A schedule was created, replaced or resumed: wake this node's scheduler. */
+  onSchedulesChanged: () => void;
 }
 
 declare module 'fastify' {
