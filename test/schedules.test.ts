@@ -410,3 +410,42 @@ describe.each(STORAGES)('schedules on %s', (storage) => {
     expect((await asFree('s3')).status).toBe(200);
   });
 });
+
+describe('the scheduler service, through the SDK', () => {
+  it('fires due schedules by itself and wakes when a schedule is created', async () => {
+    const clock = new ManualClock(START);
+    const t = await startFerry({ clock }); // every role: the loops run
+    const dest = await startReceiver();
+    try {
+      const { scheduleId } = await t.client.schedules.create({
+        destination: `${dest.url}/loop`,
+        cron: '*/5 * * * *',
+        body: 'from the loop',
+      });
+      expect((await t.client.schedules.get(scheduleId)).nextScheduleTime).toBe(
+        at('2026-01-01T00:05:00Z'),
+      );
+      clock.set(at('2026-01-01T00:05:00Z'));
+      // The loop sleeps (the clock is manual); a create wakes it, and it finds the first due.
+      await t.client.schedules.create({ destination: `${dest.url}/yearly`, cron: '0 0 1 1 *' });
+      const [req] = await dest.waitFor(1);
+      expect(req?.path).toBe('/loop');
+      expect(req?.body.toString()).toBe('from the loop');
+      expect(req?.headers['svc-schedule-id']).toBe(scheduleId);
+      const schedules = await t.client.schedules.list();
+      expect(schedules.map((s) => s.scheduleId)[0]).toBe(scheduleId);
+      expect(schedules[0]?.lastScheduleTime).toBe(at('2026-01-01T00:05:00Z'));
+
+      await t.client.schedules.pause(scheduleId);
+      expect((await t.client.schedules.get(scheduleId)).isPaused).toBe(true);
+      await t.client.schedules.resume(scheduleId);
+      await t.client.schedules.delete(scheduleId);
+      await expect(t.client.schedules.get(scheduleId)).rejects.toMatchObject({ status: 404 });
+      await t.ferry.scheduler.stop();
+      await t.ferry.scheduler.stop(); // idempotent
+    } finally {
+      await t.close();
+      await dest.close();
+    }
+  });
+});

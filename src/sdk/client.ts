@@ -4,6 +4,7 @@ import { HttpClient } from './http.js';
 import { KeysApi } from './keys.js';
 import { MessagesApi } from './messages.js';
 import { publishHeaders } from './publish.js';
+import { SchedulesApi } from './schedules.js';
 import type { PublishJsonRequest, PublishRequest, PublishResult } from './types.js';
 
 /** Options of {@link FerryClient}. */
@@ -25,6 +26,7 @@ export class FerryClient {
   readonly events: EventsApi;
   readonly dlq: DlqApi;
   readonly keys: KeysApi;
+  readonly schedules: SchedulesApi;
   private readonly http: HttpClient;
   private readonly prefix: string;
 
@@ -35,6 +37,7 @@ export class FerryClient {
     this.events = new EventsApi(this.http);
     this.dlq = new DlqApi(this.http);
     this.keys = new KeysApi(this.http);
+    this.schedules = new SchedulesApi(this.http, this.prefix);
   }
 
   /**

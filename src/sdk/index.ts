@@ -9,4 +9,5 @@ export type { DlqApi } from './dlq.js';
 export type { EventsApi } from './events.js';
 export type { KeysApi } from './keys.js';
 export type { MessagesApi } from './messages.js';
+export type { SchedulesApi } from './schedules.js';
 export type * from './types.js';
