@@ -175,7 +175,12 @@ export class Scheduler {
       return { accountId, id, lastScheduleTime: now, lastMessageIds: [], messages: [] };
     }
     // The most recent tick at or before now: after downtime, missed ticks fire once, as this one.
-    const tick = Math.max(schedule.nextScheduleTime ?? now, cron.latest(now) ?? 0);
+    // Usually the due tick is the only one (its successor is after now): one computation, not two.
+    const due = schedule.nextScheduleTime ?? now;
+    const following = cron.next(due);
+    const missedSeveral = following !== undefined && following <= now;
+    const tick = missedSeveral ? Math.max(due, cron.latest(now) ?? due) : due;
+    const nextScheduleTime = missedSeveral ? cron.next(now) : following;
     let messages: Message[] = [];
     if (!account) {
       this.options.logger.warn(log, 'schedule of an unknown account skipped its tick');
@@ -200,7 +205,7 @@ export class Scheduler {
       accountId: schedule.accountId,
       id: schedule.id,
       lastScheduleTime: tick,
-      nextScheduleTime: cron.next(now),
+      nextScheduleTime,
       lastMessageIds: messages.map((m) => m.id),
       messages,
     };
