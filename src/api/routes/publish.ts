@@ -45,6 +45,25 @@ export function checkDestinationAllowed(url: string, production: boolean): void 
   }
 }
 
+/**
+ * The destination of a `…/{destination}` route (publish, schedules): everything after `path` in
+ * the raw request URL, undecoded, with Ferry's own query parameters apart (`parseDestination`).
+ */
+export function destinationOf(
+  request: FastifyRequest,
+  path: string,
+  prefix: string,
+): ReturnType<typeof parseDestination> {
+  const raw = request.raw.url ?? request.url;
+  const start = raw.indexOf(path) + path.length;
+  const q = raw.indexOf('?', start);
+  return parseDestination({
+    rawPath: q === -1 ? raw.slice(start) : raw.slice(start, q),
+    rawQuery: q === -1 ? '' : raw.slice(q + 1),
+    prefix,
+  });
+}
+
 export function dedupKeyOf(settings: PublishSettings, message: Message): string | undefined {
   if (settings.deduplicationId !== undefined) return `id:${settings.deduplicationId}`;
   if (!settings.contentBasedDeduplication) return undefined;
@@ -55,14 +74,7 @@ export function publishRoutes(app: FastifyInstance, ctx: ApiContext): void {
   app.post('/v2/publish/*', async (request, reply) => {
     const account = request.account;
     const limits = ctx.accounts.limits(account);
-    const raw = request.raw.url ?? request.url;
-    const start = raw.indexOf('/v2/publish/') + '/v2/publish/'.length;
-    const q = raw.indexOf('?', start);
-    const { destination, query } = parseDestination({
-      rawPath: q === -1 ? raw.slice(start) : raw.slice(start, q),
-      rawQuery: q === -1 ? '' : raw.slice(q + 1),
-      prefix: ctx.prefix,
-    });
+    const { destination, query } = destinationOf(request, '/v2/publish/', ctx.prefix);
     if (destination.kind === 'group') {
       throw notFound(`URL group "${destination.name}" not found`);
     }

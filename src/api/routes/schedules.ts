@@ -8,7 +8,6 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { parseCron } from '../../core/cron.js';
-import { parseDestination } from '../../core/destination.js';
 import { badRequest, limitExceeded, notFound } from '../../core/errors.js';
 import { newScheduleId } from '../../core/ids.js';
 import { parseName, type Schedule, type ScheduleRequest } from '../../core/schedule.js';
@@ -16,9 +15,7 @@ import type { EventState } from '../../core/types.js';
 import { scheduleSettings } from '../../scheduler/messages-for-tick.js';
 import type { ApiContext } from '../context.js';
 import { scheduleJson } from '../schedule-presenter.js';
-import { bodyOf, checkDestinationAllowed } from './publish.js';
-
-const PATH = '/v2/schedules/';
+import { bodyOf, checkDestinationAllowed, destinationOf } from './publish.js';
 
 /**
  * The part of the request the settings are read from, to store: Ferry's own headers and query
@@ -62,14 +59,7 @@ export function scheduleRoutes(app: FastifyInstance, ctx: ApiContext): void {
   app.post('/v2/schedules/*', async (request) => {
     const account = request.account;
     const limits = ctx.accounts.limits(account);
-    const raw = request.raw.url ?? request.url;
-    const start = raw.indexOf(PATH) + PATH.length;
-    const q = raw.indexOf('?', start);
-    const { destination, query } = parseDestination({
-      rawPath: q === -1 ? raw.slice(start) : raw.slice(start, q),
-      rawQuery: q === -1 ? '' : raw.slice(q + 1),
-      prefix: ctx.prefix,
-    });
+    const { destination, query } = destinationOf(request, '/v2/schedules/', ctx.prefix);
     if (destination.kind === 'group') {
       throw notFound(`URL group "${destination.name}" not found`);
     }

@@ -55,23 +55,35 @@ function makeFullSchedule(accountId: string): Schedule {
 }
 
 /**
+ * Claims up to `limit` schedules due at `now` and moves them to `next` (absent: never due
+ * again), in `tx`; returns their ids.
+ */
+async function claimAndAdvance(
+  tx: Executor,
+  p: { now: number; limit: number; next?: number },
+): Promise<string[]> {
+  const due = await tx.scheduleClaimDue({ now: p.now, limit: p.limit });
+  await tx.scheduleAdvanceMany({
+    advances: due.map((s) => ({
+      accountId: s.accountId,
+      id: s.id,
+      lastScheduleTime: p.now,
+      nextScheduleTime: p.next,
+      lastMessageIds: [],
+    })),
+  });
+  return ids(due);
+}
+
+/**
  * Takes every due schedule out of the claimable set (next tick NULL): claiming has no account
  * scope, so the claim cases start with nothing else due.
  */
 async function clearDueSchedules(executor: Executor): Promise<void> {
   for (;;) {
-    const n = await executor.transaction(async (tx) => {
-      const due = await tx.scheduleClaimDue({ now: FAR_FUTURE, limit: 500 });
-      await tx.scheduleAdvanceMany({
-        advances: due.map((s) => ({
-          accountId: s.accountId,
-          id: s.id,
-          lastScheduleTime: T0,
-          lastMessageIds: [],
-        })),
-      });
-      return due.length;
-    });
+    const n = await executor.transaction(
+      async (tx) => (await claimAndAdvance(tx, { now: FAR_FUTURE, limit: 500 })).length,
+    );
     if (n === 0) return;
   }
 }
@@ -235,16 +247,7 @@ export function scheduleCases(ctx: SuiteContext): void {
     await ex.scheduleUpsert({ schedule, maxSchedules: 10 });
     await expect(
       ex.transaction(async (tx) => {
-        const due = await tx.scheduleClaimDue({ now: T0 + MINUTE, limit: 10 });
-        await tx.scheduleAdvanceMany({
-          advances: due.map((s) => ({
-            accountId,
-            id: s.id,
-            lastScheduleTime: T0 + MINUTE,
-            nextScheduleTime: T0 + 2 * MINUTE,
-            lastMessageIds: [],
-          })),
-        });
+        await claimAndAdvance(tx, { now: T0 + MINUTE, limit: 10, next: T0 + 2 * MINUTE });
         throw new Error('crash between claim and commit');
       }),
     ).rejects.toThrow('crash');
@@ -260,21 +263,11 @@ export function scheduleCases(ctx: SuiteContext): void {
     const accountId = newId('acct');
     const made = Array.from({ length: 20 }, () => makeSchedule(accountId));
     for (const schedule of made) await ex.scheduleUpsert({ schedule, maxSchedules: 100 });
-    const claimAndAdvance = () =>
-      ex.transaction(async (tx) => {
-        const due = await tx.scheduleClaimDue({ now: T0 + MINUTE, limit: 7 });
-        await tx.scheduleAdvanceMany({
-          advances: due.map((s) => ({
-            accountId,
-            id: s.id,
-            lastScheduleTime: T0 + MINUTE,
-            nextScheduleTime: T0 + 2 * MINUTE,
-            lastMessageIds: [],
-          })),
-        });
-        return ids(due);
-      });
-    const claimed = (await Promise.all(Array.from({ length: 5 }, claimAndAdvance))).flat();
+    const claimOnce = () =>
+      ex.transaction((tx) =>
+        claimAndAdvance(tx, { now: T0 + MINUTE, limit: 7, next: T0 + 2 * MINUTE }),
+      );
+    const claimed = (await Promise.all(Array.from({ length: 5 }, claimOnce))).flat();
     expect(claimed).toHaveLength(20);
     expect(new Set(claimed).size).toBe(20);
   });
