@@ -1,6 +1,6 @@
 /**
  * The composition root: builds storage, the account directory, the publisher, the delivery
- * engine, the pruner and the HTTP API from a `Config`, and starts/stops them in order. Only this
+ * engine, the scheduler, the pruner and the HTTP API from a `Config`, and starts/stops them in order. Only this
  * file (through `openDriver`) picks a concrete storage driver.
  */
 import { mkdirSync } from 'node:fs';
@@ -17,6 +17,7 @@ import { Engine } from './engine/engine.js';
 import { Publisher } from './engine/publisher.js';
 import { Pruner } from './maintenance/pruner.js';
 import { UsageMeter } from './maintenance/usage-meter.js';
+import { Scheduler } from './scheduler/scheduler.js';
 import type { Driver } from './storage/driver.js';
 import { openPostgresDriver } from './storage/postgres/postgres-driver.js';
 import { openSqliteDriver } from './storage/sqlite/sqlite-driver.js';
@@ -36,6 +37,7 @@ export interface Ferry {
   readonly accounts: AccountDirectory;
   readonly publisher: Publisher;
   readonly engine: Engine;
+  readonly scheduler: Scheduler;
   readonly pruner: Pruner;
   readonly server: FastifyInstance;
   /** Counts usage in memory and flushes it (`runOnce()` in tests). */
@@ -103,6 +105,15 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
     driver.notifyWake().catch((error: unknown) => logger.warn({ err: error }, 'NOTIFY failed'));
   };
   const publisher = new Publisher({ executor, clock, logger, onCommitted: wake, usage: meter });
+  const scheduler = new Scheduler({
+    executor,
+    clock,
+    accounts,
+    logger,
+    prefix: config.headerPrefix,
+    onFired: wake,
+    usage: meter,
+  });
   const pruner = new Pruner({ executor, clock, logger, eventRetentionMs: config.eventRetentionMs });
   const management: MgmtContext = {
     executor,
@@ -123,6 +134,7 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
       prefix: config.headerPrefix,
       production: config.production,
       onMessagesStored: wake,
+      onSchedulesChanged: () => scheduler.wake(),
       usage: meter,
       monthCount: (accountId, metric, now) => meter.monthCount(accountId, metric, now),
     },
@@ -143,6 +155,7 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
     accounts,
     publisher,
     engine,
+    scheduler,
     pruner,
     server,
     meter,
@@ -155,6 +168,7 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
         unlisten = await driver.listenWake(() => engine.wake());
         engine.start();
       }
+      if (roles.has('scheduler')) scheduler.start();
       if (roles.has('maintenance')) pruner.start();
       if (roles.has('api')) {
         ferry.url = await listen(server, config.port, config.host);
@@ -165,6 +179,7 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
     stop() {
       stopping ??= (async () => {
         await server.close(); // stops accepting; waits for in-flight requests (their commits)
+        await scheduler.stop(); // a tick being fired commits (or rolls back) first
         await mgmtServer?.close();
         await publisher.drain();
         await engine.stop(config.shutdownGraceMs);

@@ -1,7 +1,7 @@
 /**
  * With `--header-prefix Upstash`, the official `@upstash/qstash` Client and Receiver work against
- * Ferry unchanged: publish, message lookup and cancel, logs, the DLQ, URL groups, batch and
- * signature verification.
+ * Ferry unchanged: publish, message lookup and cancel, logs, the DLQ, URL groups, batch,
+ * schedules and signature verification.
  */
 import { Client, Receiver } from '@upstash/qstash';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -124,5 +124,48 @@ describe('official @upstash/qstash Client in Upstash mode', () => {
     ]);
     await client.urlGroups.delete('sdk-group');
     await expect(client.urlGroups.get('sdk-group')).rejects.toThrow();
+  });
+
+  it('creates, reads, lists, pauses, resumes and deletes schedules; a tick is delivered', async () => {
+    const { scheduleId } = await client.schedules.create({
+      destination: `${dest.url}/cron`,
+      cron: '*/10 * * * * ',
+      body: JSON.stringify({ report: 'daily' }),
+      headers: { 'test-header': 'test-value' },
+      retries: 2,
+      delay: 30,
+      scheduleId: 'upstash-schedule.1',
+    });
+    expect(scheduleId).toBe('upstash-schedule.1');
+    const schedule = await client.schedules.get(scheduleId);
+    expect(schedule).toMatchObject({
+      scheduleId,
+      cron: '*/10 * * * *',
+      destination: `${dest.url}/cron`,
+      method: 'POST',
+      isPaused: false,
+      retries: 2,
+      delay: 30,
+      body: '{"report":"daily"}',
+      header: { 'Content-Type': ['application/json'], 'Test-Header': ['test-value'] },
+    });
+    expect((await client.schedules.list()).map((s) => s.scheduleId)).toContain(scheduleId);
+
+    await client.schedules.pause({ schedule: scheduleId });
+    expect((await client.schedules.get(scheduleId)).isPaused).toBe(true);
+    await client.schedules.resume({ schedule: scheduleId });
+    const resumed = await client.schedules.get(scheduleId);
+    expect(resumed.isPaused).toBe(false);
+
+    clock.set(resumed.nextScheduleTime ?? 0);
+    expect(await t.ferry.scheduler.runOnce()).toBe(1);
+    clock.advance(30_000); // Upstash-Delay counts from the tick
+    await t.ferry.engine.runOnce();
+    const req = (await dest.waitFor(1)).find((r) => r.path === '/cron');
+    expect(req?.headers['upstash-schedule-id']).toBe(scheduleId);
+    expect(req?.headers['test-header']).toBe('test-value');
+
+    await client.schedules.delete(scheduleId);
+    await expect(client.schedules.get(scheduleId)).rejects.toThrow(/not found/);
   });
 });

@@ -5,7 +5,7 @@ import type { DlqEntry, EventRecord, Message, UrlGroup } from '../core/types.js'
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** `{body}` when the bytes are valid UTF-8, else `{bodyBase64}`, under the given key names. */
-function textOrBase64(
+export function textOrBase64(
   bytes: Uint8Array,
   textKey: string,
   base64Key: string,

@@ -16,6 +16,7 @@ import { keyRoutes } from './routes/keys.js';
 import { messageRoutes } from './routes/messages.js';
 import { publishRoutes } from './routes/publish.js';
 import { topicRoutes } from './routes/topics.js';
+import { scheduleRoutes } from './routes/schedules.js';
 
 export interface ServerOptions {
   /** Largest request body accepted at all, in bytes (the largest plan's max_message_size). */
@@ -79,6 +80,7 @@ export function buildServer(ctx: ApiContext, options: ServerOptions): FastifyIns
     eventRoutes(messaging, ctx);
     dlqRoutes(messaging, ctx);
     keyRoutes(messaging, ctx);
+    scheduleRoutes(messaging, ctx);
     done();
   });
   return app;

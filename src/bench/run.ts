@@ -14,10 +14,13 @@
  *   the receiver from a timestamp in the body;
  * - fan-out: publishes to a URL group of 100 endpoints from 10 clients, timed until the receiver
  *   has every endpoint's message;
- * - batch: `POST /v2/batch` of 100 delayed messages each, from 10 clients: messages stored/s.
+ * - batch: `POST /v2/batch` of 100 delayed messages each, from 10 clients: messages stored/s;
+ * - schedule lateness: 1,000 schedules (`* * * * *`) all due on the same minute; tick→receive
+ *   p50/p99 measured at the receiver from the tick time written into each schedule's body. Waits
+ *   for a minute boundary at least 20 s after the schedules were created (up to ~80 s).
  *
  * Options: `--quick` (smaller N), `--only sqlite|postgres`,
- * `--case publish|e2e|latency|fanout|batch`.
+ * `--case publish|e2e|latency|fanout|batch|schedule`.
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -35,7 +38,7 @@ const onlyIndex = process.argv.indexOf('--only');
 const only = onlyIndex === -1 ? undefined : process.argv[onlyIndex + 1];
 const caseIndex = process.argv.indexOf('--case');
 const onlyCase = caseIndex === -1 ? undefined : process.argv[caseIndex + 1];
-const wanted = (name: 'publish' | 'e2e' | 'latency' | 'fanout' | 'batch'): boolean =>
+const wanted = (name: 'publish' | 'e2e' | 'latency' | 'fanout' | 'batch' | 'schedule'): boolean =>
   !onlyCase || onlyCase === name;
 
 interface Row {
@@ -382,6 +385,55 @@ async function benchBatch(
   }
 }
 
+/** Time left before a tick for creating the schedules; else the bench waits for the next minute. */
+const SCHEDULE_SETUP_MS = 20_000;
+
+async function benchSchedules(storage: 'sqlite' | 'postgres', n: number): Promise<Row> {
+  const sink = await startSink();
+  const ferry = await startFerry(storage);
+  try {
+    // The first minute boundary far enough ahead to create every schedule before it.
+    const tick = Math.ceil((Date.now() + SCHEDULE_SETUP_MS) / 60_000) * 60_000;
+    const pool = new Pool(ferry.baseUrl, { connections: 20, pipelining: 1 });
+    const headers = {
+      authorization: `Bearer ${ferry.token}`,
+      'content-type': 'text/plain',
+      'Svc-Cron': '* * * * *',
+    };
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < n) {
+        next++;
+        const res = await pool.request({
+          path: `/v2/schedules/${sink.url}/schedule`,
+          method: 'POST',
+          headers,
+          // The receiver measures from the number that begins the body: the tick.
+          body: `${tick} ${'x'.repeat(100)}`,
+        });
+        await res.body.text();
+        if (res.statusCode !== 200) throw new Error(`schedule create answered ${res.statusCode}`);
+      }
+    };
+    await Promise.all(Array.from({ length: 20 }, worker));
+    await pool.close();
+    if (Date.now() >= tick) throw new Error('creating the schedules took past the tick');
+    const waitedSec = (tick - Date.now()) / 1000;
+    await sink.received(n);
+    const delays = (await sink.delays()).slice(0, n).sort((a, b) => a - b);
+    return {
+      storage,
+      case: `schedule lateness (${n.toLocaleString('en')} schedules due on the same minute)`,
+      n,
+      result: `tick→receive p50 ${ms(percentile(delays, 50))}, p99 ${ms(percentile(delays, 99))}`,
+      detail: `max ${ms(delays[delays.length - 1] ?? NaN)}; waited ${waitedSec.toFixed(0)} s for the tick`,
+    };
+  } finally {
+    await ferry.stop();
+    await sink.stop();
+  }
+}
+
 async function main(): Promise<void> {
   const storages: ('sqlite' | 'postgres')[] = ['sqlite'];
   if (process.env.TEST_DATABASE_URL) storages.push('postgres');
@@ -402,6 +454,8 @@ async function main(): Promise<void> {
     if (wanted('latency')) await run(benchLatency(storage, 500, quick ? 4 : 10));
     if (wanted('fanout')) await run(benchFanOut(storage, Math.round(200 * scale), 100));
     if (wanted('batch')) await run(benchBatch(storage, Math.round(200 * scale), 100));
+    // 1,000 is the paid plan's max_schedules, which `ferry start` gives the default account.
+    if (wanted('schedule')) await run(benchSchedules(storage, quick ? 200 : 1_000));
   }
   const cpu = cpus()[0]?.model ?? 'unknown CPU';
   console.log(
@@ -425,7 +479,9 @@ async function main(): Promise<void> {
       'request, so it includes any wait of the publish itself. The fan-out case publishes to a ' +
       'URL group of 100 endpoints (all on the receiver) from 10 concurrent clients and is timed ' +
       'until every endpoint has every message. The batch case sends `POST /v2/batch` requests of ' +
-      '100 delayed messages each from 10 concurrent clients.',
+      '100 delayed messages each from 10 concurrent clients. The schedule case creates the ' +
+      'schedules (`* * * * *`, 20 connections) before a minute boundary and measures, at the ' +
+      'receiver, the delay from that tick to each delivery.',
   );
 }
 

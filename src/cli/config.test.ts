@@ -18,7 +18,7 @@ describe('loadConfig', () => {
       headerPrefix: 'Svc',
       production: false,
       plan: 'paid',
-      roles: ['api', 'worker', 'maintenance'],
+      roles: ['api', 'worker', 'scheduler', 'maintenance'],
       concurrency: 256,
       leaseMs: 30_000,
       sqliteSynchronous: 'full',

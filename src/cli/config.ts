@@ -8,8 +8,12 @@ import { isPlanName, resolvePlans, type PlanTable } from '../core/plans.js';
 import type { PlanName } from '../core/types.js';
 import { parseDuration } from '../core/duration.js';
 
-export type Role = 'api' | 'worker' | 'maintenance';
-const ROLES: readonly Role[] = ['api', 'worker', 'maintenance'];
+/**
+ * `api` serves HTTP, `worker` delivers messages, `scheduler` fires cron schedules, `maintenance`
+ * prunes the log, the DLQ and deduplication keys.
+ */
+export type Role = 'api' | 'worker' | 'scheduler' | 'maintenance';
+const ROLES: readonly Role[] = ['api', 'worker', 'scheduler', 'maintenance'];
 
 export interface Config {
   /** TCP port of the HTTP API; 0 picks a free port (the real one goes to credentials.json). */

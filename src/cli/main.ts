@@ -27,7 +27,7 @@ Options (flag / environment variable, default):
   --production           FERRY_ENV=production   off (refuses private/loopback destinations)
   --plan free|paid       FERRY_PLAN             paid (plan of the default account at first start)
   --plans-file F         FERRY_PLANS_FILE       (JSON overrides of plan limits)
-  --roles R,R            FERRY_ROLES            api,worker,maintenance
+  --roles R,R            FERRY_ROLES            api,worker,scheduler,maintenance
   --concurrency N        FERRY_CONCURRENCY      256 deliveries in flight
   --lease D              FERRY_LEASE            30s
   --sqlite-synchronous S FERRY_SQLITE_SYNCHRONOUS full (or normal)

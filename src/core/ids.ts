@@ -29,6 +29,7 @@ export function newId(prefix: string, now: number = Date.now()): string {
 
 export const newMessageId = (now?: number): string => newId('msg', now);
 export const newDlqId = (now?: number): string => newId('dlq', now);
+export const newScheduleId = (now?: number): string => newId('scd', now);
 
 /** A signing key in the QStash style (`sig_` + random text); HS256 uses its UTF-8 bytes. */
 export const newSigningKey = (): string => `sig_${randomBytes(24).toString('base64url')}`;

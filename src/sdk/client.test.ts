@@ -331,3 +331,72 @@ describe('errors', () => {
     expect(empty.message).toBe('HTTP 404 Not Found');
   });
 });
+
+describe('FerryClient.schedules', () => {
+  it('create sends the destination raw, the cron, id, queue and publish options as headers', async () => {
+    reply(200, { scheduleId: 'nightly' });
+    const res = await client().schedules.create({
+      destination: 'https://example.com/cron?a=1',
+      cron: 'CRON_TZ=Europe/Berlin 0 3 * * *',
+      scheduleId: 'nightly',
+      queueName: 'reports',
+      body: 'tick',
+      contentType: 'text/plain',
+      headers: { 'X-Tenant': 'acme' },
+      delay: '1m',
+      retries: 1,
+    });
+    expect(res).toEqual({ scheduleId: 'nightly' });
+    const r = last();
+    expect(r.method).toBe('POST');
+    expect(r.url).toBe('/v2/schedules/https://example.com/cron?a=1');
+    expect(r.body.toString()).toBe('tick');
+    expect(r.headers['content-type']).toBe('text/plain');
+    expect(prefixed(r, 'svc-')).toEqual({
+      'svc-cron': 'CRON_TZ=Europe/Berlin 0 3 * * *',
+      'svc-schedule-id': 'nightly',
+      'svc-queue-name': 'reports',
+      'svc-forward-x-tenant': 'acme',
+      'svc-delay': '1m',
+      'svc-retries': '1',
+    });
+  });
+
+  it('raw headers win over the built ones, whatever their case', async () => {
+    reply(200, { scheduleId: 'x' });
+    await client().schedules.create({
+      destination: 'https://example.com/',
+      cron: '* * * * *',
+      rawHeaders: { 'svc-cron': '*/5 * * * *' },
+    });
+    expect(prefixed(last(), 'svc-')).toEqual({ 'svc-cron': '*/5 * * * *' });
+  });
+
+  it('get, list, delete, pause and resume use the documented paths; ids are encoded', async () => {
+    reply(200, { scheduleId: 'a b', cron: '* * * * *' });
+    reply(200, []);
+    const c = client();
+    expect(await c.schedules.get('a b')).toMatchObject({ scheduleId: 'a b' });
+    expect(await c.schedules.list()).toEqual([]);
+    await c.schedules.delete('s1');
+    await c.schedules.pause('s1');
+    await c.schedules.resume('s1');
+    expect(recorded.map((r) => `${r.method} ${r.url}`)).toEqual([
+      'GET /v2/schedules/a%20b',
+      'GET /v2/schedules',
+      'DELETE /v2/schedules/s1',
+      'POST /v2/schedules/s1/pause',
+      'POST /v2/schedules/s1/resume',
+    ]);
+    await expect(c.schedules.get('')).rejects.toThrow(TypeError);
+  });
+
+  it('rejects with FerryApiError on a 412', async () => {
+    reply(412, { error: 'exceeded the maximum number of schedules' });
+    const error = await client()
+      .schedules.create({ destination: 'https://example.com/', cron: '* * * * *' })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(FerryApiError);
+    expect((error as FerryApiError).status).toBe(412);
+  });
+});

@@ -12,6 +12,7 @@ import type {
   PublishResult,
 } from './types.js';
 import { UrlGroupsApi } from './url-groups.js';
+import { SchedulesApi } from './schedules.js';
 
 /** Options of {@link FerryClient}. */
 export interface FerryClientOptions {
@@ -33,6 +34,7 @@ export class FerryClient {
   readonly dlq: DlqApi;
   readonly keys: KeysApi;
   readonly urlGroups: UrlGroupsApi;
+  readonly schedules: SchedulesApi;
   private readonly http: HttpClient;
   private readonly prefix: string;
 
@@ -44,6 +46,7 @@ export class FerryClient {
     this.dlq = new DlqApi(this.http);
     this.keys = new KeysApi(this.http);
     this.urlGroups = new UrlGroupsApi(this.http);
+    this.schedules = new SchedulesApi(this.http, this.prefix);
   }
 
   /**

@@ -13,4 +13,5 @@ export type { EventsApi } from './events.js';
 export type { KeysApi } from './keys.js';
 export type { MessagesApi } from './messages.js';
 export type { UrlGroupsApi } from './url-groups.js';
+export type { SchedulesApi } from './schedules.js';
 export type * from './types.js';

@@ -264,3 +264,51 @@ export type BatchRequest = PublishRequest;
 
 /** One element of a batch result: a publish result, or the error of a failed entry. */
 export type BatchResult = PublishResult | { error: string };
+
+/**
+ * A schedule to create: a publish request (without the one-off `notBefore` and deduplication
+ * options) plus its cron expression. Every tick publishes it anew; `delay` counts from the tick.
+ */
+export interface CreateScheduleRequest extends Omit<
+  PublishRequest,
+  'notBefore' | 'deduplicationId' | 'contentBasedDeduplication'
+> {
+  /** Five cron fields, optionally prefixed `CRON_TZ=<IANA zone> `; UTC otherwise. */
+  cron: string;
+  /** Your own id (letters, digits, `-`, `_`, `.`); creating again with it replaces the schedule. */
+  scheduleId?: string;
+  /** Enqueue each produced message into this queue. */
+  queueName?: string;
+}
+
+/** A schedule as `GET /v2/schedules` shows it. Times are Unix ms; `delay`/`period`/`timeout` s. */
+export interface Schedule {
+  scheduleId: string;
+  cron: string;
+  destination: string;
+  createdAt: number;
+  method: HttpMethod;
+  isPaused: boolean;
+  header?: HeaderMap;
+  /** The body as UTF-8 text; `bodyBase64` instead when it is not valid UTF-8. */
+  body?: string;
+  bodyBase64?: string;
+  retries?: number;
+  delay?: number;
+  callback?: string;
+  failureCallback?: string;
+  callerIp?: string;
+  queueName?: string;
+  flowControlKey?: string;
+  parallelism?: number;
+  rate?: number;
+  period?: number;
+  retryDelayExpression?: string;
+  timeout?: number;
+  label?: string;
+  labels?: string[];
+  lastScheduleTime?: number;
+  nextScheduleTime?: number;
+  /** The messages of the last tick and their current state. */
+  lastScheduleStates?: Record<string, EventState>;
+}

@@ -28,6 +28,7 @@ import type {
   UsageCount,
   UsageMetric,
 } from '../core/management.js';
+import type { Schedule } from '../core/schedule.js';
 
 /** Filters shared by bulk cancel, the events log and the DLQ. OR within a field, AND across. */
 export interface RecordFilter {
@@ -263,6 +264,48 @@ export interface UrlGroupDeleteParams {
 export interface UrlGroupLockParams {
   accountId: string;
 }
+export interface ScheduleUpsertParams {
+  schedule: Schedule;
+  /** The account's `max_schedules`: creating one more than this is refused (replacing is not). */
+  maxSchedules: number;
+}
+/** `created`, `replaced` (an existing schedule of that id was replaced entirely), or `limit`. */
+export type ScheduleUpsertResult = 'created' | 'replaced' | 'limit';
+export interface ScheduleGetParams {
+  accountId: string;
+  id: string;
+}
+export interface ScheduleListParams {
+  accountId: string;
+}
+export interface ScheduleDeleteParams {
+  accountId: string;
+  id: string;
+}
+export interface ScheduleSetPausedParams {
+  accountId: string;
+  id: string;
+  paused: boolean;
+  /** Replaces the next tick when given (resume computes it from now). */
+  nextScheduleTime?: number;
+}
+export interface ScheduleClaimDueParams {
+  now: number;
+  limit: number;
+}
+export interface ScheduleAdvance {
+  accountId: string;
+  id: string;
+  /** The tick that fired. */
+  lastScheduleTime: number;
+  /** The tick after it; absent when the expression has none (the schedule never fires again). */
+  nextScheduleTime?: number;
+  /** The messages the tick produced. */
+  lastMessageIds: string[];
+}
+export interface ScheduleAdvanceManyParams {
+  advances: ScheduleAdvance[];
+}
 
 // ---- the contract -------------------------------------------------------------------------
 
@@ -387,6 +430,32 @@ export interface Executor {
   /** Atomically takes a deduplication key unless an unexpired owner holds it. */
   dedupClaim(params: DedupClaimParams): Promise<DedupClaimResult>;
   dedupDeleteExpired(params: DedupDeleteExpiredParams): Promise<number>;
+
+  /**
+   * Creates a schedule, or replaces the account's schedule of the same id entirely (its tick
+   * history included). A new schedule beyond `maxSchedules` is refused with `limit`. The count
+   * and the write are atomic, also across nodes.
+   */
+  scheduleUpsert(params: ScheduleUpsertParams): Promise<ScheduleUpsertResult>;
+  scheduleGet(params: ScheduleGetParams): Promise<Schedule | undefined>;
+  /** The account's schedules, oldest first. */
+  scheduleList(params: ScheduleListParams): Promise<Schedule[]>;
+  /** Returns whether a schedule was deleted. */
+  scheduleDelete(params: ScheduleDeleteParams): Promise<boolean>;
+  /** Pauses or resumes; returns whether the schedule exists. */
+  scheduleSetPaused(params: ScheduleSetPausedParams): Promise<boolean>;
+  /**
+   * Up to `limit` schedules that are not paused with `nextScheduleTime <= now`, earliest first.
+   * Call it inside `transaction()` and advance what it returns (`scheduleAdvanceMany`) in the
+   * same transaction: that makes a tick fire exactly once. PostgreSQL locks the returned rows
+   * until the transaction ends and other claimers skip them (`FOR UPDATE SKIP LOCKED`); SQLite's
+   * single writer serializes the transactions anyway.
+   */
+  scheduleClaimDue(params: ScheduleClaimDueParams): Promise<Schedule[]>;
+  /** Records fired ticks: last/next tick times and the produced message ids. */
+  scheduleAdvanceMany(params: ScheduleAdvanceManyParams): Promise<void>;
+  /** The earliest `nextScheduleTime` of any schedule that is not paused, or undefined. */
+  scheduleNextDueAt(): Promise<number | undefined>;
 }
 
 export interface Driver {

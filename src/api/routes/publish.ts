@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { isIP } from 'node:net';
 import { isLocalHostname, isPrivateAddress } from '../../core/addresses.js';
 import { badRequest, notFound, tooLarge } from '../../core/errors.js';
-import { newMessageId } from '../../core/ids.js';
+import { buildMessage } from '../../core/build-message.js';
 import { parseDestination, type Destination } from '../../core/destination.js';
 import { quoteValue } from '../../core/headers.js';
 import {
@@ -22,6 +22,9 @@ import type { Account, Message } from '../../core/types.js';
 import type { PublishItem, PublishResult } from '../../engine/publisher.js';
 import { checkBudget } from '../budget.js';
 import type { ApiContext } from '../context.js';
+
+/** Moved to core (the scheduler builds messages too); re-exported for existing importers. */
+export { buildMessage };
 
 const EMPTY = new Uint8Array(0);
 
@@ -55,39 +58,23 @@ export function checkDestinationAllowed(
   }
 }
 
-/** Builds the stored message of a publish to `url` with the parsed settings. */
-export function buildMessage(p: {
-  account: Account;
-  url: string;
-  settings: PublishSettings;
-  body: Uint8Array;
-  callerIp: string;
-  now: number;
-}): Message {
-  const { settings, now } = p;
-  return {
-    id: newMessageId(now),
-    accountId: p.account.id,
-    url: p.url,
-    callerIp: p.callerIp,
-    retried: 0,
-    maxRetries: settings.retries,
-    notBefore: settings.notBefore,
-    createdAt: now,
-    dueAt: Math.max(settings.notBefore, now),
-    spec: {
-      method: settings.method,
-      headers: settings.headers,
-      labels: settings.labels,
-      retryDelayExpression: settings.retryDelayExpression,
-      timeoutMs: settings.timeoutMs,
-      flowControl: settings.flowControl,
-      redact: settings.redact,
-      callback: settings.callback,
-      failureCallback: settings.failureCallback,
-    },
-    body: p.body,
-  };
+/**
+ * The destination of a `…/{destination}` route (publish, schedules): everything after `path` in
+ * the raw request URL, undecoded, with Ferry's own query parameters apart (`parseDestination`).
+ */
+export function destinationOf(
+  request: FastifyRequest,
+  path: string,
+  prefix: string,
+): ReturnType<typeof parseDestination> {
+  const raw = request.raw.url ?? request.url;
+  const start = raw.indexOf(path) + path.length;
+  const q = raw.indexOf('?', start);
+  return parseDestination({
+    rawPath: q === -1 ? raw.slice(start) : raw.slice(start, q),
+    rawQuery: q === -1 ? '' : raw.slice(q + 1),
+    prefix,
+  });
 }
 
 export function dedupKeyOf(settings: PublishSettings, message: Message): string | undefined {
@@ -192,26 +179,10 @@ export function publishResponse(
     : { status: 200, body: { messageId: result.messageId } };
 }
 
-/** Splits the raw request URL after `prefix` into the destination and Ferry's query parameters. */
-export function destinationOf(
-  request: FastifyRequest,
-  prefix: string,
-  after: string,
-): ReturnType<typeof parseDestination> {
-  const raw = request.raw.url ?? request.url;
-  const start = raw.indexOf(after) + after.length;
-  const q = raw.indexOf('?', start);
-  return parseDestination({
-    rawPath: q === -1 ? raw.slice(start) : raw.slice(start, q),
-    rawQuery: q === -1 ? '' : raw.slice(q + 1),
-    prefix,
-  });
-}
-
 export function publishRoutes(app: FastifyInstance, ctx: ApiContext): void {
   app.post('/v2/publish/*', async (request, reply) => {
     const account = request.account;
-    const { destination, query } = destinationOf(request, ctx.prefix, '/v2/publish/');
+    const { destination, query } = destinationOf(request, '/v2/publish/', ctx.prefix);
     const prepared = await preparePublish(ctx, {
       account,
       destination,

@@ -21,6 +21,7 @@ import { leaseCases } from './lease-cases.js';
 import { managementCases } from './management-cases.js';
 import { lifecycleCases } from './lifecycle-cases.js';
 import { messageCases } from './message-cases.js';
+import { scheduleCases } from './schedule-cases.js';
 import { transactionCases } from './transaction-cases.js';
 import { urlGroupCases } from './url-group-cases.js';
 
@@ -71,5 +72,6 @@ export function runDriverConformance(
     describe('deduplication', () => dedupCases(ctx));
     describe('URL groups', () => urlGroupCases(ctx));
     describe('management', () => managementCases(ctx));
+    describe('schedules', () => scheduleCases(ctx));
   });
 }

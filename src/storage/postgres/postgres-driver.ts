@@ -12,6 +12,8 @@ import type {
   Executor,
   TransactionOptions,
   MessageInsertManyParams,
+  ScheduleUpsertParams,
+  ScheduleUpsertResult,
 } from '../driver.js';
 import * as accounts from './postgres-accounts.js';
 import { chunkByBytes } from './postgres-batch.js';
@@ -20,6 +22,7 @@ import * as dlq from './postgres-dlq.js';
 import * as events from './postgres-events.js';
 import * as management from './postgres-management.js';
 import * as messages from './postgres-messages.js';
+import * as schedules from './postgres-schedules.js';
 import { migratePostgres, quoteIdentifier } from './postgres-migrate.js';
 import type { Db } from './postgres-rows.js';
 import * as urlGroups from './postgres-url-groups.js';
@@ -144,6 +147,20 @@ class PostgresExecutor implements Executor {
 
   dedupClaim = this.op(dedup.dedupClaim);
   dedupDeleteExpired = this.op(dedup.dedupDeleteExpired);
+
+  /** Count and write need one transaction (see postgres-schedules.ts): a savepoint inside a Tx. */
+  scheduleUpsert(p: ScheduleUpsertParams): Promise<ScheduleUpsertResult> {
+    return this.track(this.begin((tx) => schedules.scheduleUpsert(tx, p)));
+  }
+  scheduleGet = this.op(schedules.scheduleGet);
+  scheduleList = this.op(schedules.scheduleList);
+  scheduleDelete = this.op(schedules.scheduleDelete);
+  scheduleSetPaused = this.op(schedules.scheduleSetPaused);
+  scheduleClaimDue = this.op(schedules.scheduleClaimDue);
+  scheduleAdvanceMany = this.op(schedules.scheduleAdvanceMany);
+  scheduleNextDueAt(): Promise<number | undefined> {
+    return this.track(schedules.scheduleNextDueAt(this.db));
+  }
 
   /** An operation of a per-table module, run on this executor's connection. */
   private op<P, R>(operation: (db: Db, params: P) => Promise<R>): (params: P) => Promise<R> {

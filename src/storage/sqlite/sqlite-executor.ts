@@ -72,7 +72,16 @@ import type {
   UrlGroupGetParams,
   UrlGroupListParams,
   UrlGroupPutParams,
+  ScheduleAdvanceManyParams,
+  ScheduleClaimDueParams,
+  ScheduleDeleteParams,
+  ScheduleGetParams,
+  ScheduleListParams,
+  ScheduleSetPausedParams,
+  ScheduleUpsertParams,
+  ScheduleUpsertResult,
 } from '../driver.js';
+import type { Schedule } from '../../core/schedule.js';
 import type { AsyncLock } from './async-lock.js';
 import type { SqliteOps } from './sqlite-ops.js';
 
@@ -225,6 +234,31 @@ export class SqliteExecutor implements Executor {
   }
   dedupDeleteExpired(p: DedupDeleteExpiredParams): Promise<number> {
     return this.scope.run(() => this.ops.dedupDeleteExpired(p));
+  }
+
+  scheduleUpsert(p: ScheduleUpsertParams): Promise<ScheduleUpsertResult> {
+    return this.scope.run(() => this.ops.schedules.scheduleUpsert(p));
+  }
+  scheduleGet(p: ScheduleGetParams): Promise<Schedule | undefined> {
+    return this.scope.run(() => this.ops.schedules.scheduleGet(p), READ_ONLY);
+  }
+  scheduleList(p: ScheduleListParams): Promise<Schedule[]> {
+    return this.scope.run(() => this.ops.schedules.scheduleList(p), READ_ONLY);
+  }
+  scheduleDelete(p: ScheduleDeleteParams): Promise<boolean> {
+    return this.scope.run(() => this.ops.schedules.scheduleDelete(p));
+  }
+  scheduleSetPaused(p: ScheduleSetPausedParams): Promise<boolean> {
+    return this.scope.run(() => this.ops.schedules.scheduleSetPaused(p));
+  }
+  scheduleClaimDue(p: ScheduleClaimDueParams): Promise<Schedule[]> {
+    return this.scope.run(() => this.ops.schedules.scheduleClaimDue(p), READ_ONLY);
+  }
+  scheduleAdvanceMany(p: ScheduleAdvanceManyParams): Promise<void> {
+    return this.scope.run(() => this.ops.schedules.scheduleAdvanceMany(p));
+  }
+  scheduleNextDueAt(): Promise<number | undefined> {
+    return this.scope.run(() => this.ops.schedules.scheduleNextDueAt(), READ_ONLY);
   }
 }
 

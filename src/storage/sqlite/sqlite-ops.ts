@@ -77,6 +77,7 @@ import {
   urlGroupJson,
 } from '../sql/rows.js';
 import { SqliteManagementOps } from './sqlite-management-ops.js';
+import { SqliteScheduleOps } from './sqlite-schedules.js';
 import { SqliteStatements, type Statement } from './sqlite-statements.js';
 
 const MESSAGE_FILTER: FilterColumns = { messageId: 'id', time: 'created_at' };
@@ -111,9 +112,13 @@ export class SqliteOps {
   /** Users, account settings, usage counters, search indexes (sqlite-management-ops.ts). */
   readonly management: SqliteManagementOps;
 
+  /** The schedule operations (`sqlite-schedules.ts`), on the same connection. */
+  readonly schedules: SqliteScheduleOps;
+
   constructor(db: Database.Database) {
     this.statements = new SqliteStatements(db);
     this.management = new SqliteManagementOps(this.statements, this.leases);
+    this.schedules = new SqliteScheduleOps(db);
   }
 
   private stmt(sql: string): Statement {
