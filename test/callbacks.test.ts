@@ -112,6 +112,8 @@ describe.each(STORAGES)('on %s', (storage) => {
         url: first?.url,
       }),
     ).resolves.toBe(true);
+    // Callback messages are metered (and billed) like any message: 1 source + 3 callbacks.
+    expect(await t.ferry.meter.monthCount(t.account.id, 'messages', clock.now())).toBe(4);
     const callbackId = first?.headers['svc-message-id'] as string;
     expect(callbackId).toMatch(/^msg_/);
     expect(callbackId).not.toBe(messageId);
