@@ -87,6 +87,8 @@ describe.each(STORAGES)('schedules on %s', (storage) => {
       clock.set(at('2026-01-01T00:05:00Z'));
       expect(await fire()).toBe(1);
       expect(Object.keys((await get(scheduleId)).lastScheduleStates as Json)).toHaveLength(2);
+      // Produced messages are metered: one per endpoint.
+      expect(await t.ferry.meter.monthCount(t.account.id, 'messages', clock.now())).toBe(2);
       while ((await t.ferry.engine.runOnce()) > 0);
       const got = await dest.waitFor(2);
       expect(got.map((r) => r.path).sort()).toEqual(['/a', '/b']);
