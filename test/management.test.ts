@@ -6,6 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/core/clock.js';
 import { DEFAULT_PLANS } from '../src/core/plans.js';
+import { makeDlqEntry, makeMessage } from '../src/storage/conformance/fixtures.js';
 import { STORAGES, startFerry, type TestFerry } from './helpers/ferry.js';
 import {
   basic,
@@ -270,6 +271,17 @@ describe.each(STORAGES)('on %s', (storage) => {
       expect((await publish()).status).toBe(200); // the 100,000th: exactly $1
       const refused = await publish();
       expect(await errorOf(refused, 429)).toMatch(/budget of \$1/);
+      // Every way of creating messages is held to the budget: batch, and a retry from the DLQ.
+      const batch = await api('/v2/batch', {
+        method: 'POST',
+        body: JSON.stringify([{ destination: 'https://example.com/b', body: 'b' }]),
+      });
+      expect(await errorOf(batch, 429)).toMatch(/budget/);
+      const failed = makeMessage(account.id, { createdAt: clock.now() });
+      const entry = makeDlqEntry(failed, { createdAt: clock.now() });
+      await t.ferry.driver.executor.dlqInsertMany({ entries: [entry] });
+      const retry = await api(`/v2/dlq/retry/${entry.dlqId}`, { method: 'POST' });
+      expect(await errorOf(retry, 429)).toMatch(/budget/);
 
       await admin.json(`/v2/queue/update-budget/${account.id}`, {
         method: 'PATCH',
