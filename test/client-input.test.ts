@@ -41,6 +41,10 @@ const SETTINGS = [
   'Forward-X-Test',
   'Forward-',
   'Callback',
+  'Callback-Retries',
+  'Callback-Forward-X',
+  'Failure-Callback',
+  'Failure-Callback-Delay',
   'Redact-Fields',
   'Unknown-Thing',
 ];
@@ -80,6 +84,8 @@ const VALUES = [
   'https://example.com',
   'GET',
   'BREW',
+  'body, header[Authorization]',
+  'header[',
 ];
 
 const DESTINATIONS = [
@@ -156,5 +162,47 @@ describe('client input', () => {
       const res = await t.api(`${path}?${query.toString()}`, { method });
       expect(res.status, `${method} ${path}?${query.toString()}`).toBeLessThan(500);
     }
+  });
+
+  it('answers random JSON bodies on batch and URL-group endpoints with JSON and a status below 500', async () => {
+    const next = random(42);
+    const pick = <T>(list: readonly T[]): T => list[Math.floor(next() * list.length)] as T;
+    const scalars: unknown[] = [null, true, 0, -1, 1.5, '', 'x', 'https://example.com/a', [], {}];
+    const value = (depth: number): unknown => {
+      const r = next();
+      if (depth > 2 || r < 0.5) return r < 0.25 ? pick(VALUES) : pick(scalars);
+      if (r < 0.75) return Array.from({ length: Math.floor(next() * 3) }, () => value(depth + 1));
+      const keys = [
+        'destination',
+        'body',
+        'headers',
+        'queue',
+        'endpoints',
+        'url',
+        'name',
+        'Svc-Retries',
+        '__proto__',
+      ];
+      return Object.fromEntries(
+        Array.from({ length: Math.floor(next() * 4) }, () => [pick(keys), value(depth + 1)]),
+      );
+    };
+    const requests: [string, string][] = [
+      ['POST', '/v2/batch'],
+      ['POST', '/v2/topics/g/endpoints'],
+      ['DELETE', '/v2/topics/g/endpoints'],
+      ['PATCH', '/v2/topics/g'],
+      ['POST', '/v2/topics/bad name/endpoints'],
+    ];
+    for (let i = 0; i < 200; i++) {
+      const [method, path] = pick(requests);
+      const raw = next() < 0.1 ? '{"truncated": [' : JSON.stringify(value(0));
+      const res = await t.api(path, { method, body: raw });
+      const text = await res.text();
+      const context = `${res.status} for ${method} ${path} ${raw.slice(0, 300)}: ${text}`;
+      expect(res.status, context).toBeLessThan(500);
+      expect(() => JSON.parse(text) as unknown, context).not.toThrow();
+    }
+    expect((await t.api('/v2/topics')).status).toBe(200);
   });
 });
