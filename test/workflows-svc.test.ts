@@ -162,6 +162,28 @@ describe.each(STORAGES)('workflow protocol with Svc- headers (%s)', (storage) =>
     expect(sideEffects.sort()).toEqual(['a', 'b', 'c']);
     const left = (await (await t.api('/v2/workflows/dlq')).json()) as typeof dlq;
     expect(left.messages.map((m) => m.workflowRunId)).toEqual(['wfr_svc-c']);
+
+    // The Ferry SDK: logs, the workflow DLQ, and a restart (from the first step: it runs again).
+    const { runs } = await t.client.workflows.logs({
+      filter: { label: 'billing', state: 'RUN_SUCCESS' },
+    });
+    expect(runs).toHaveLength(2);
+    const { messages } = await t.client.workflows.dlq();
+    const restarted = await t.client.workflows.resume(
+      { dlqIds: messages.map((m) => m.dlqId) },
+      { restart: true },
+    );
+    expect(restarted.workflowRuns).toHaveLength(1);
+    await drive();
+    const [run] = (
+      await t.client.workflows.logs({
+        filter: { workflowRunId: restarted.workflowRuns[0]?.workflowRunId },
+      })
+    ).runs;
+    expect(run?.workflowState).toBe('RUN_SUCCESS');
+    expect(run?.resumedFrom).toEqual({ runId: 'wfr_svc-c', kind: 'restart' });
+    expect(sideEffects.sort()).toEqual(['a', 'b', 'c', 'c']);
+    expect((await t.client.workflows.dlq()).messages).toEqual([]);
   });
 
   it('rejects bad input with 400 naming the field', async () => {

@@ -65,8 +65,8 @@ export async function resumeWorkflowRun(p: {
     if (!current || current.dlq?.dlqId !== old.dlq?.dlqId) return undefined; // resumed or deleted meanwhile
     const steps = await tx.workflowStepList({ accountId: old.accountId, runId: old.runId });
     const failedAt = steps.findIndex((s) => s.messageId === failed.id);
-    const keep =
-      p.kind === 'restart' ? steps.slice(0, 1) : failedAt === -1 ? steps : steps.slice(0, failedAt);
+    // A restart's message is the new trigger: entry 0 of an otherwise empty history.
+    const keep = p.kind === 'restart' ? [] : failedAt === -1 ? steps : steps.slice(0, failedAt);
     const [initial] = steps;
     const again = p.kind === 'restart' || failedAt !== -1; // the delivery is a history entry
     const notBefore = o.notBefore ?? now;
