@@ -19,7 +19,12 @@ import type {
 import type { Executor } from '../storage/driver.js';
 import { GroupCommit } from './group-commit.js';
 import { eventOf } from './records.js';
-import { applyWorkflowOutcomes, failsRun, type WorkflowOutcome } from './workflow-outcomes.js';
+import {
+  applyWorkflowOutcomes,
+  attemptFields,
+  failsRun,
+  type WorkflowOutcome,
+} from './workflow-outcomes.js';
 
 /** The message as stored, without the claim's fencing token. */
 function withoutLease(message: ClaimedMessage): Message {
@@ -225,13 +230,7 @@ export class OutcomeWriter {
           message: source,
           createdAt: finishedAt,
           expiresAt: finishedAt + c.dlqRetentionMs,
-          ...(attempt.kind === 'response'
-            ? {
-                responseStatus: attempt.status,
-                responseHeader: attempt.headers,
-                responseBody: attempt.body,
-              }
-            : { error: attempt.error }),
+          ...attemptFields(attempt),
         });
         if (message.spec.failureCallback) {
           call('failure-callback', message.spec.failureCallback, dlqId);

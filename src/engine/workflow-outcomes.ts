@@ -7,7 +7,7 @@ import { callbackBody, callbackMessage } from '../core/callbacks.js';
 import { newDlqId } from '../core/ids.js';
 import type { AttemptResult } from '../core/retry-timing.js';
 import type { Message } from '../core/types.js';
-import { workflowFailureFields } from '../core/workflow.js';
+import { workflowFailureFields, type WorkflowDlq, type WorkflowRun } from '../core/workflow.js';
 import type { Executor } from '../storage/driver.js';
 
 /** A final outcome of a workflow message (`spec.workflow` set). */
@@ -16,6 +16,51 @@ export interface WorkflowOutcome {
   attempt: AttemptResult;
   failed: boolean;
   finishedAt: number;
+}
+
+/** The DLQ fields of an attempt's end: the response, or the error when there was none. */
+export function attemptFields(
+  attempt: AttemptResult,
+): Pick<WorkflowDlq, 'responseStatus' | 'responseHeader' | 'responseBody' | 'error'> {
+  return attempt.kind === 'response'
+    ? {
+        responseStatus: attempt.status,
+        responseHeader: attempt.headers,
+        responseBody: attempt.body,
+      }
+    : { error: attempt.error };
+}
+
+/**
+ * The failure function's call for a failed run: the failure-callback body plus the workflow's
+ * fields (the trigger's payload as `sourceBody`), to the run's failure callback.
+ */
+export async function failureCall(
+  tx: Executor,
+  run: WorkflowRun,
+  p: { source: Message; attempt: AttemptResult; dlqId: string; now: number },
+): Promise<Message> {
+  const spec = p.source.spec.failureCallback ?? run.settings.failureCallback;
+  if (!spec) throw new Error(`workflow run ${run.runId} has no failure callback`);
+  const [initial] = await tx.workflowStepList({ accountId: run.accountId, runId: run.runId });
+  const body = {
+    ...callbackBody({ source: p.source, attempt: p.attempt, dlqId: p.dlqId }),
+    ...workflowFailureFields(run, initial?.body ?? new Uint8Array(0)),
+  };
+  const call = callbackMessage({
+    source: p.source,
+    kind: 'failure-callback',
+    spec,
+    body,
+    now: p.now,
+  });
+  call.spec.workflow = {
+    runId: run.runId,
+    url: run.url,
+    createdAt: run.createdAt,
+    callType: 'failureCall',
+  };
+  return call;
 }
 
 /** Whether a failure of this message is the run's failure (instead of an ordinary DLQ entry). */
@@ -55,30 +100,11 @@ export async function applyWorkflowOutcomes(
       dlqId,
       createdAt: finishedAt,
       message: source,
-      ...(attempt.kind === 'response'
-        ? {
-            responseStatus: attempt.status,
-            responseHeader: attempt.headers,
-            responseBody: attempt.body,
-          }
-        : { error: attempt.error }),
+      ...attemptFields(attempt),
     };
     delete run.failureFunctionState;
-    const spec = source.spec.failureCallback;
-    if (spec) {
-      const [initial] = await tx.workflowStepList({ accountId: run.accountId, runId: run.runId });
-      const body = {
-        ...callbackBody({ source, attempt, dlqId }),
-        ...workflowFailureFields(run, initial?.body ?? new Uint8Array(0)),
-      };
-      const call = callbackMessage({
-        source,
-        kind: 'failure-callback',
-        spec,
-        body,
-        now: finishedAt,
-      });
-      call.spec.workflow = { ...wf, callType: 'failureCall' };
+    if (source.spec.failureCallback) {
+      const call = await failureCall(tx, run, { source, attempt, dlqId, now: finishedAt });
       run.dlq.failureMessageId = call.id;
       run.failureFunctionState = 'CALLBACK_INPROGRESS';
       created.push(call);

@@ -8,9 +8,8 @@ import { quoteValue } from '../../core/headers.js';
 import { parsePublishSettings } from '../../core/publish-request.js';
 import { rawSteps, type WorkflowRun } from '../../core/workflow.js';
 import { resumeWorkflowRun, type WorkflowOverride } from '../../engine/workflow-resume.js';
-import { callbackBody, callbackMessage } from '../../core/callbacks.js';
+import { failureCall } from '../../engine/workflow-outcomes.js';
 import { eventOf } from '../../engine/records.js';
-import { workflowFailureFields } from '../../core/workflow.js';
 import type { ApiContext } from '../context.js';
 import { workflowDlqJson, workflowRunJson } from '../workflow-presenters.js';
 import { parseWorkflowQuery, type WorkflowQuery } from '../workflow-query.js';
@@ -294,8 +293,7 @@ async function endRun(
 
 async function retryFailureFunction(ctx: ApiContext, run: WorkflowRun, reply: FastifyReply) {
   const dlq = run.dlq;
-  const spec = run.settings.failureCallback;
-  if (!dlq || !spec)
+  if (!dlq || !run.settings.failureCallback)
     throw badRequest(`workflow run ${quoteValue(run.runId)} has no failure function`);
   if (run.failureFunctionState === 'CALLBACK_INPROGRESS') {
     throw badRequest(
@@ -314,18 +312,7 @@ async function retryFailureFunction(ctx: ApiContext, run: WorkflowRun, reply: Fa
         }
       : { kind: 'error' as const, error: dlq.error ?? 'failed' };
   await ctx.executor.transaction(async (tx) => {
-    const steps = await tx.workflowStepList({ accountId: run.accountId, runId: run.runId });
-    const body = {
-      ...callbackBody({ source, attempt, dlqId: dlq.dlqId }),
-      ...workflowFailureFields(run, steps[0]?.body ?? new Uint8Array(0)),
-    };
-    const call = callbackMessage({ source, kind: 'failure-callback', spec, body, now });
-    call.spec.workflow = {
-      runId: run.runId,
-      url: run.url,
-      createdAt: run.createdAt,
-      callType: 'failureCall',
-    };
+    const call = await failureCall(tx, run, { source, attempt, dlqId: dlq.dlqId, now });
     const updated: WorkflowRun = {
       ...run,
       updatedAt: now,

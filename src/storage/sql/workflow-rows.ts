@@ -5,7 +5,7 @@
 import type { HeaderMap, Message } from '../../core/types.js';
 import type { WorkflowCallType, WorkflowRun, WorkflowStep } from '../../core/workflow.js';
 import type { Page, WorkflowRunFilter } from '../driver.js';
-import { joinLabels, likeEscape, splitLabels, type Bind } from './filter.js';
+import { joinLabels, labelsClause, likeEscape, splitLabels, type Bind } from './filter.js';
 import type { Int8 } from './rows.js';
 
 export interface WorkflowRunRow {
@@ -166,11 +166,7 @@ export function workflowRunWhere(
     const one = (p: string) => `url LIKE ${bind(`${likeEscape(p)}%`)} ESCAPE '\\'`;
     clauses.push(`(${filter.urlPrefixes.map(one).join(' OR ')})`);
   }
-  if (filter.labels && filter.labels.length > 0) {
-    const one = (label: string): string =>
-      `(',' || labels || ',') LIKE ${bind(`%,${likeEscape(label)},%`)} ESCAPE '\\'`;
-    clauses.push(`(${filter.labels.map(one).join(' OR ')})`);
-  }
+  if (filter.labels && filter.labels.length > 0) clauses.push(labelsClause(filter.labels, bind));
   if (filter.createdAt !== undefined) clauses.push(`created_at = ${bind(filter.createdAt)}`);
   const inDlq = filter.inDlq === true;
   if (inDlq) clauses.push('dlq_id IS NOT NULL');
