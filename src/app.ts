@@ -97,6 +97,7 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
     prefix: config.headerPrefix,
     issuer: issuerFor(config.headerPrefix),
     concurrency: config.concurrency,
+    workflowInlineHistoryBytes: config.workflowInlineHistoryBytes,
     leaseMs: config.leaseMs,
     usage: meter,
   });

@@ -17,6 +17,7 @@ import { messageRoutes } from './routes/messages.js';
 import { publishRoutes } from './routes/publish.js';
 import { topicRoutes } from './routes/topics.js';
 import { scheduleRoutes } from './routes/schedules.js';
+import { workflowRoutes } from './routes/workflows.js';
 
 export interface ServerOptions {
   /** Largest request body accepted at all, in bytes (the largest plan's max_message_size). */
@@ -81,6 +82,7 @@ export function buildServer(ctx: ApiContext, options: ServerOptions): FastifyIns
     dlqRoutes(messaging, ctx);
     keyRoutes(messaging, ctx);
     scheduleRoutes(messaging, ctx);
+    workflowRoutes(messaging, ctx);
     done();
   });
   return app;

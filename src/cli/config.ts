@@ -43,6 +43,11 @@ export interface Config {
   roles: Role[];
   /** Deliveries in flight at once on this node. */
   concurrency: number;
+  /**
+   * Largest workflow history sent inline with a step delivery, bytes. A longer one goes as an
+   * empty body and the workflow SDK fetches it (`GET /v2/workflows/runs/{id}`).
+   */
+  workflowInlineHistoryBytes: number;
   /** How long a claimed message stays leased without a heartbeat; a dead node's messages are re-delivered after it. */
   leaseMs: number;
   /** SQLite `synchronous`: `full` (an fsync per commit, the default) or `normal` (faster; the last commits may be lost on power loss, never on a process crash). */
@@ -75,6 +80,7 @@ const OPTIONS = {
   plansFile: { flag: 'plans-file', env: 'FERRY_PLANS_FILE' },
   roles: { flag: 'roles', env: 'FERRY_ROLES' },
   concurrency: { flag: 'concurrency', env: 'FERRY_CONCURRENCY' },
+  workflowInlineHistory: { flag: 'workflow-inline-history', env: 'FERRY_WORKFLOW_INLINE_HISTORY' },
   lease: { flag: 'lease', env: 'FERRY_LEASE' },
   sqliteSynchronous: { flag: 'sqlite-synchronous', env: 'FERRY_SQLITE_SYNCHRONOUS' },
   eventRetention: { flag: 'event-retention', env: 'FERRY_EVENT_RETENTION' },
@@ -216,6 +222,7 @@ export function loadConfig(
     plans,
     roles: roles as Role[],
     concurrency: integer('concurrency', 256, 1, 100_000),
+    workflowInlineHistoryBytes: integer('workflowInlineHistory', 1024 * 1024, 0, 100 * 1024 * 1024),
     // A lease shorter than a second would expire while deliveries are still in flight.
     leaseMs: duration('lease', '30s', 1_000),
     sqliteSynchronous: oneOf('sqliteSynchronous', ['full', 'normal'], 'full'),

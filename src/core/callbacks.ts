@@ -83,5 +83,10 @@ export function callbackMessage(p: {
   }
   if (spec.timeoutMs !== undefined) message.spec.timeoutMs = spec.timeoutMs;
   if (source.spec.redact) message.spec.redact = { body: true };
+  // A `context.call`'s response goes back to its workflow run (see core/workflow.ts).
+  const workflow = source.spec.workflow;
+  if (workflow?.callType === 'toCallback' && p.kind === 'callback') {
+    message.spec.workflow = { ...workflow, callType: 'fromCallback' };
+  }
   return message;
 }

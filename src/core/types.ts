@@ -6,6 +6,7 @@
  */
 
 import type { Redaction } from './redaction.js';
+import type { MessageWorkflow } from './workflow.js';
 
 /** Header map as stored and shown by the API: canonical name (`Content-Type`) → values. */
 export type HeaderMap = Record<string, string[]>;
@@ -88,6 +89,8 @@ export interface MessageSpec {
   failureCallback?: CallbackSpec;
   /** Set on callback messages: which kind, for the log and the API. */
   callbackOf?: { kind: 'callback' | 'failure-callback'; sourceMessageId: string };
+  /** Set on every message of a workflow run: the run and what the message is to it. */
+  workflow?: MessageWorkflow;
 }
 
 /** A message that is not final yet: one row of the hot `messages` table. */

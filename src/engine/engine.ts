@@ -21,6 +21,7 @@ import type { UsageRecorder } from '../core/management.js';
 import type { Dispatcher } from './dispatcher.js';
 import { NOT_DURABLE, OutcomeWriter, type Completion } from './outcome-writer.js';
 import { eventOf } from './records.js';
+import { WorkflowDelivery } from './workflow-delivery.js';
 
 export interface EngineOptions {
   executor: Executor;
@@ -46,6 +47,8 @@ export interface EngineOptions {
   outcomeLingerMs?: number;
   /** Metering of delivery outcomes (see OutcomeWriter). */
   usage?: UsageRecorder;
+  /** Largest workflow history sent inline, bytes (default 1 MiB; see WorkflowDelivery). */
+  workflowInlineHistoryBytes?: number;
 }
 
 interface InFlight {
@@ -59,6 +62,7 @@ export class Engine {
   private readonly inFlight = new Map<string, InFlight>();
   private readonly retryDelays = new Map<string, (retried: number) => number>();
   private readonly outcomes: OutcomeWriter;
+  private readonly workflows: WorkflowDelivery;
   private running = false;
   private claiming = false;
   private wakePending = false;
@@ -73,6 +77,11 @@ export class Engine {
   constructor(private readonly options: EngineOptions) {
     this.claimBatch = options.claimBatch ?? 200;
     this.maxIdleMs = options.maxIdleMs ?? 5_000;
+    this.workflows = new WorkflowDelivery({
+      executor: options.executor,
+      prefix: options.prefix,
+      inlineHistoryBytes: options.workflowInlineHistoryBytes ?? 1024 * 1024,
+    });
     this.outcomes = new OutcomeWriter({
       executor: options.executor,
       clock: options.clock,
@@ -262,11 +271,18 @@ export class Engine {
     if (message.topicName) headers[`${prefix}-Topic-Name`] = message.topicName;
     if (message.endpointName) headers[`${prefix}-Endpoint-Name`] = message.endpointName;
     if (message.scheduleId) headers[`${prefix}-Schedule-Id`] = message.scheduleId;
+    let body = message.body;
+    if (message.spec.workflow) {
+      const workflow = await this.workflows.prepare(message);
+      if (!workflow) return { kind: 'cancel', message, at: clock.now() };
+      Object.assign(headers, workflow.headers);
+      body = workflow.body;
+    }
     headers[`${prefix}-Signature`] = signRequest({
       signingKey: account.currentSigningKey,
       issuer: this.options.issuer,
       url: message.url,
-      body: message.body,
+      body,
       nowMs: clock.now(),
     });
 
@@ -274,7 +290,7 @@ export class Engine {
       url: message.url,
       method: message.spec.method,
       headers,
-      body: message.body,
+      body,
       timeoutMs,
       maxResponseBytes: limits.max_message_size,
       abort,

@@ -19,6 +19,12 @@ import type {
 import type { Executor } from '../storage/driver.js';
 import { GroupCommit } from './group-commit.js';
 import { eventOf } from './records.js';
+import {
+  applyWorkflowOutcomes,
+  attemptFields,
+  failsRun,
+  type WorkflowOutcome,
+} from './workflow-outcomes.js';
 
 /** The message as stored, without the claim's fencing token. */
 function withoutLease(message: ClaimedMessage): Message {
@@ -45,6 +51,8 @@ export type Completion =
     }
   /** Shutdown interrupted the attempt: due again, no attempt counted. */
   | { kind: 'release'; message: ClaimedMessage }
+  /** Not delivered and never will be (its workflow run has ended): deleted, CANCELLED. */
+  | { kind: 'cancel'; message: ClaimedMessage; at: number }
   /** Log lines that need no transaction of their own (the ACTIVE event of a claim). */
   | { kind: 'events'; events: EventRecord[] };
 
@@ -54,6 +62,8 @@ interface Written {
   dlq: DlqEntry[];
   /** Callback and failure-callback messages. */
   messages: Message[];
+  /** Final outcomes of workflow messages, applied to their runs. */
+  workflow: WorkflowOutcome[];
 }
 
 export interface OutcomeWriterOptions {
@@ -114,7 +124,8 @@ export class OutcomeWriter {
       const logged = batch.flatMap((c) => (c.kind === 'events' ? c.events : []));
       const releases = batch.filter((c) => c.kind === 'release');
       const outcomes = batch.filter((c) => c.kind === 'outcome');
-      const finals = outcomes.filter((c) => c.outcome.kind !== 'retry');
+      const cancels = batch.filter((c) => c.kind === 'cancel');
+      const finals = [...outcomes.filter((c) => c.outcome.kind !== 'retry'), ...cancels];
       const retries = outcomes.filter((c) => c.outcome.kind === 'retry');
       const [, , deletedIds, retriedIds] = await Promise.all([
         logged.length > 0 ? tx.eventInsertMany({ events: logged }) : undefined,
@@ -137,12 +148,18 @@ export class OutcomeWriter {
       ]);
       const deleted = new Set(deletedIds);
       const retried = new Set(retriedIds);
-      const out: Written = { events: [], dlq: [], messages: [] };
+      const out: Written = { events: [], dlq: [], messages: [], workflow: [] };
+      for (const c of cancels) {
+        if (deleted.has(c.message.id)) out.events.push(eventOf(c.message, 'CANCELLED', c.at));
+      }
       for (const c of outcomes) {
         // A completion whose lease was lost (cancelled, or re-claimed after expiry) writes nothing.
         if (!deleted.has(c.message.id) && !retried.has(c.message.id)) continue;
         this.recordOutcome(c, out);
         applied.push(c);
+      }
+      if (out.workflow.length > 0) {
+        out.messages.push(...(await applyWorkflowOutcomes(tx, out.workflow)));
       }
       for (const m of out.messages) out.events.push(eventOf(m, 'CREATED', m.createdAt));
       await Promise.all([
@@ -160,7 +177,10 @@ export class OutcomeWriter {
       usage.add(message.accountId, metric, 1, finishedAt);
     }
     // Callback messages are messages like any other: metered and billed.
-    for (const m of created) usage.add(m.accountId, 'messages', 1, m.createdAt);
+    for (const m of created) {
+      usage.add(m.accountId, 'messages', 1, m.createdAt);
+      if (m.spec.workflow) usage.add(m.accountId, 'workflow_message', 1, m.createdAt);
+    }
   }
 
   private recordOutcome(c: Extract<Completion, { kind: 'outcome' }>, out: Written): void {
@@ -183,6 +203,9 @@ export class OutcomeWriter {
     switch (outcome.kind) {
       case 'delivered':
         events.push(eventOf(message, 'DELIVERED', finishedAt, response));
+        if (message.spec.workflow?.callType === 'failureCall') {
+          out.workflow.push({ source, attempt, failed: false, finishedAt });
+        }
         return;
       case 'retry':
         events.push(eventOf(message, 'ERROR', finishedAt, { ...response, error: outcome.error }));
@@ -196,19 +219,18 @@ export class OutcomeWriter {
       case 'failed': {
         events.push(eventOf(message, 'ERROR', finishedAt, { ...response, error: outcome.error }));
         events.push(eventOf(message, 'FAILED', finishedAt, { error: outcome.error }));
+        if (failsRun(message)) {
+          // The run fails instead: it goes to the workflow DLQ (see workflow-outcomes.ts).
+          out.workflow.push({ source, attempt, failed: true, finishedAt });
+          return;
+        }
         const dlqId = newDlqId(finishedAt);
         dlq.push({
           dlqId,
           message: source,
           createdAt: finishedAt,
           expiresAt: finishedAt + c.dlqRetentionMs,
-          ...(attempt.kind === 'response'
-            ? {
-                responseStatus: attempt.status,
-                responseHeader: attempt.headers,
-                responseBody: attempt.body,
-              }
-            : { error: attempt.error }),
+          ...attemptFields(attempt),
         });
         if (message.spec.failureCallback) {
           call('failure-callback', message.spec.failureCallback, dlqId);

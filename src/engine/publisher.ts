@@ -8,6 +8,7 @@ import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import type { UsageRecorder } from '../core/management.js';
 import type { EventRecord, Message } from '../core/types.js';
+import type { WorkflowRun, WorkflowStep } from '../core/workflow.js';
 import type { Executor } from '../storage/driver.js';
 import { GroupCommit } from './group-commit.js';
 import { eventOf } from './records.js';
@@ -17,6 +18,11 @@ export interface PublishItem {
   message: Message;
   /** Deduplication key (an explicit id, or a content hash); scoped to the account. */
   dedupKey?: string;
+  /**
+   * A workflow message: `start` creates the run (a run id that exists already makes the item a
+   * duplicate, like a deduplication id); `append` adds the message to the run's history.
+   */
+  workflow?: { kind: 'start'; run: WorkflowRun } | { kind: 'append' } | { kind: 'none' };
 }
 
 export interface PublishResult {
@@ -75,7 +81,14 @@ export class Publisher {
         const perRequest: PublishResult[][] = [];
         for (const items of batch) {
           const results: PublishResult[] = [];
-          for (const { message, dedupKey } of items) {
+          for (const { message, dedupKey, workflow } of items) {
+            if (
+              workflow?.kind === 'start' &&
+              !(await tx.workflowRunInsert({ run: workflow.run }))
+            ) {
+              results.push({ messageId: message.id, deduplicated: true });
+              continue;
+            }
             if (dedupKey !== undefined) {
               const claim = await tx.dedupClaim({
                 accountId: message.accountId,
@@ -88,6 +101,9 @@ export class Publisher {
                 results.push({ messageId: claim.messageId, deduplicated: true });
                 continue;
               }
+            }
+            if (workflow?.kind === 'start' || workflow?.kind === 'append') {
+              await tx.workflowStepAppend({ step: historyEntry(message) });
             }
             messages.push(message);
             events.push(eventOf(message, 'CREATED', message.createdAt));
@@ -114,7 +130,34 @@ export class Publisher {
       },
     );
     const usage = this.options.usage;
-    if (usage) for (const m of stored) usage.add(m.accountId, 'messages', 1, now);
+    if (usage) {
+      for (const m of stored) {
+        usage.add(m.accountId, 'messages', 1, now);
+        if (m.spec.workflow) usage.add(m.accountId, 'workflow_message', 1, now);
+      }
+      for (const items of batch) {
+        for (const item of items) {
+          if (item.workflow?.kind === 'start' && stored.includes(item.message)) {
+            usage.add(item.message.accountId, 'workflow_run', 1, now);
+          }
+        }
+      }
+    }
     return results;
   }
+}
+
+/** The history entry a workflow message adds to its run: its id and the body it carries. */
+export function historyEntry(message: Message): WorkflowStep {
+  const wf = message.spec.workflow;
+  if (!wf) throw new Error(`message ${message.id} is not a workflow message`);
+  return {
+    accountId: message.accountId,
+    runId: wf.runId,
+    seq: 0,
+    messageId: message.id,
+    callType: wf.callType,
+    body: message.body,
+    createdAt: message.createdAt,
+  };
 }

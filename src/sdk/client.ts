@@ -13,6 +13,7 @@ import type {
 } from './types.js';
 import { UrlGroupsApi } from './url-groups.js';
 import { SchedulesApi } from './schedules.js';
+import { WorkflowsApi } from './workflows.js';
 
 /** Options of {@link FerryClient}. */
 export interface FerryClientOptions {
@@ -35,6 +36,8 @@ export class FerryClient {
   readonly keys: KeysApi;
   readonly urlGroups: UrlGroupsApi;
   readonly schedules: SchedulesApi;
+  /** Workflow runs: logs, cancel, the workflow DLQ, resume and restart. */
+  readonly workflows: WorkflowsApi;
   private readonly http: HttpClient;
   private readonly prefix: string;
 
@@ -47,6 +50,7 @@ export class FerryClient {
     this.keys = new KeysApi(this.http);
     this.urlGroups = new UrlGroupsApi(this.http);
     this.schedules = new SchedulesApi(this.http, this.prefix);
+    this.workflows = new WorkflowsApi(this.http);
   }
 
   /**

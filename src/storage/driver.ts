@@ -29,6 +29,12 @@ import type {
   UsageMetric,
 } from '../core/management.js';
 import type { Schedule } from '../core/schedule.js';
+import type {
+  FailureFunctionState,
+  WorkflowRun,
+  WorkflowRunState,
+  WorkflowStep,
+} from '../core/workflow.js';
 
 /** Filters shared by bulk cancel, the events log and the DLQ. OR within a field, AND across. */
 export interface RecordFilter {
@@ -309,6 +315,57 @@ export interface ScheduleAdvanceManyParams {
 
 // ---- the contract -------------------------------------------------------------------------
 
+/** Filters of the workflow logs and the workflow DLQ. OR within a field, AND across. */
+export interface WorkflowRunFilter {
+  runIds?: string[];
+  /** Exact workflow URLs. */
+  urls?: string[];
+  /** Workflow URLs starting with any of these. */
+  urlPrefixes?: string[];
+  states?: WorkflowRunState[];
+  labels?: string[];
+  callerIps?: string[];
+  flowControlKeys?: string[];
+  /** Exact run creation time, ms. */
+  createdAt?: number;
+  /** Inclusive bounds, ms, on the run's creation time (in the DLQ: when it entered the DLQ). */
+  fromDate?: number;
+  toDate?: number;
+  /** Only runs in the workflow DLQ (listed by DLQ id, newest first). */
+  inDlq?: boolean;
+  dlqIds?: string[];
+  failureFunctionStates?: FailureFunctionState[];
+}
+
+export interface WorkflowRunInsertParams {
+  run: WorkflowRun;
+}
+export interface WorkflowRunGetParams {
+  accountId: string;
+  runId: string;
+}
+export interface WorkflowRunUpdateParams {
+  /** Replaces every field of the stored run with these. */
+  run: WorkflowRun;
+  /** Applies only when the stored run is in this state. */
+  ifState?: WorkflowRunState;
+}
+export interface WorkflowRunListParams {
+  accountId: string;
+  filter: WorkflowRunFilter;
+  cursor?: string;
+  /** Page size, newest first. */
+  count: number;
+}
+export interface WorkflowStepAppendParams {
+  /** The new entry; its `seq` is ignored: the store appends after the last one. */
+  step: WorkflowStep;
+}
+export interface WorkflowStepListParams {
+  accountId: string;
+  runId: string;
+}
+
 export interface TransactionOptions {
   /**
    * `true` (default): resolve only once the commit is on disk. `false`: resolve once committed;
@@ -456,6 +513,18 @@ export interface Executor {
   scheduleAdvanceMany(params: ScheduleAdvanceManyParams): Promise<void>;
   /** The earliest `nextScheduleTime` of any schedule that is not paused, or undefined. */
   scheduleNextDueAt(): Promise<number | undefined>;
+
+  /** Inserts a run; false (nothing written) when the account already has a run of that id. */
+  workflowRunInsert(params: WorkflowRunInsertParams): Promise<boolean>;
+  workflowRunGet(params: WorkflowRunGetParams): Promise<WorkflowRun | undefined>;
+  /** Replaces a run's fields; false when it does not exist or is not in `ifState`. */
+  workflowRunUpdate(params: WorkflowRunUpdateParams): Promise<boolean>;
+  /** Newest first (by DLQ id with `filter.inDlq`, else by creation time). */
+  workflowRunList(params: WorkflowRunListParams): Promise<Page<WorkflowRun>>;
+  /** Appends a history entry after the run's last one; returns its `seq`. */
+  workflowStepAppend(params: WorkflowStepAppendParams): Promise<number>;
+  /** A run's whole history, by `seq`. */
+  workflowStepList(params: WorkflowStepListParams): Promise<WorkflowStep[]>;
 }
 
 export interface Driver {

@@ -40,8 +40,10 @@ function entryHeaders(raw: unknown): IncomingHeaders {
 
 function entryBody(raw: unknown, plan: PlanLimits): Uint8Array {
   if (raw === undefined || raw === null) return new Uint8Array(0);
-  if (typeof raw !== 'string') throw badRequest('invalid body: expected a string');
-  return checkBodySize(Buffer.from(raw, 'utf8'), plan);
+  // A JSON value other than a string is sent as its JSON text: the workflow SDK's `context.call`
+  // passes the user's body object through as it is.
+  const text = typeof raw === 'string' ? raw : JSON.stringify(raw);
+  return checkBodySize(Buffer.from(text, 'utf8'), plan);
 }
 
 async function prepareEntry(

@@ -10,6 +10,7 @@ import type { ApiContext } from '../context.js';
 import { dlqJson } from '../presenters.js';
 import { parseQuery, type ParsedQuery } from '../query.js';
 import { searchParams } from './messages.js';
+import { listWorkflowDlq } from './workflows.js';
 
 const DLQ_FILTERS = [
   'dlqIds',
@@ -101,6 +102,10 @@ export function dlqRoutes(app: FastifyInstance, ctx: ApiContext): void {
   ) => ctx.executor.dlqList({ accountId, filter, cursor, count: count ?? DEFAULT_COUNT });
 
   app.get('/v2/dlq', async (request) => {
+    // The workflow SDK lists the workflow DLQ here, with its own filters.
+    if (searchParams(request.url).get('source') === 'workflow') {
+      return listWorkflowDlq(ctx, request);
+    }
     const { filter, cursor, count } = dlqQuery(request.url);
     const result = await page(request.account.id, filter, cursor, count);
     return { cursor: result.cursor ?? '', messages: result.items.map(dlqJson) };

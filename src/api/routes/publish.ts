@@ -21,6 +21,7 @@ import type { PlanLimits } from '../../core/plans.js';
 import type { Account, Message } from '../../core/types.js';
 import type { PublishItem, PublishResult } from '../../engine/publisher.js';
 import { checkBudget } from '../budget.js';
+import { dropHopByHopForwards, prepareWorkflowPublish } from '../workflow-publish.js';
 import type { ApiContext } from '../context.js';
 
 /** Moved to core (the scheduler builds messages too); re-exported for existing importers. */
@@ -122,9 +123,10 @@ export async function preparePublish(
     throw notFound(`URL group ${quoteValue(destination.name)} not found`);
   }
   const now = ctx.clock.now();
+  const headers = dropHopByHopForwards(ctx.prefix, p.headers);
   const settings = parsePublishSettings({
     prefix: ctx.prefix,
-    headers: p.headers,
+    headers,
     query: p.query,
     defaults: group?.headers,
     plan,
@@ -137,6 +139,17 @@ export async function preparePublish(
     const field = `${ctx.prefix}-Failure-Callback`;
     checkDestinationAllowed(settings.failureCallback.url, ctx.production, field);
   }
+  const workflow = await prepareWorkflowPublish({
+    executor: ctx.executor,
+    prefix: ctx.prefix,
+    account,
+    plan,
+    headers,
+    settings,
+    url: destination.kind === 'url' ? destination.url : undefined,
+    callerIp: p.callerIp,
+    now,
+  });
   const targets = group
     ? group.endpoints
     : [{ url: destination.kind === 'url' ? destination.url : '' }];
@@ -154,7 +167,12 @@ export async function preparePublish(
       message.topicName = group.name;
       if (target.name !== undefined) message.endpointName = target.name;
     }
-    return { message, dedupKey: dedupKeyOf(settings, message) };
+    const item: PublishItem = { message, dedupKey: dedupKeyOf(settings, message) };
+    if (workflow) {
+      message.spec.workflow = workflow.message;
+      item.workflow = workflow.write;
+    }
+    return item;
   });
   return group ? { topicName: group.name, items } : { items };
 }

@@ -24,6 +24,7 @@ import { messageCases } from './message-cases.js';
 import { scheduleCases } from './schedule-cases.js';
 import { transactionCases } from './transaction-cases.js';
 import { urlGroupCases } from './url-group-cases.js';
+import { workflowCases } from './workflow-cases.js';
 
 /** What each group of cases gets: the suite's driver, and how to open more. */
 export interface SuiteContext {
@@ -71,6 +72,7 @@ export function runDriverConformance(
     describe('dead-letter queue', () => dlqCases(ctx));
     describe('deduplication', () => dedupCases(ctx));
     describe('URL groups', () => urlGroupCases(ctx));
+    describe('workflow runs', () => workflowCases(ctx));
     describe('management', () => managementCases(ctx));
     describe('schedules', () => scheduleCases(ctx));
   });

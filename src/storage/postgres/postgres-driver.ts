@@ -14,6 +14,7 @@ import type {
   MessageInsertManyParams,
   ScheduleUpsertParams,
   ScheduleUpsertResult,
+  WorkflowStepAppendParams,
 } from '../driver.js';
 import * as accounts from './postgres-accounts.js';
 import { chunkByBytes } from './postgres-batch.js';
@@ -23,6 +24,7 @@ import * as events from './postgres-events.js';
 import * as management from './postgres-management.js';
 import * as messages from './postgres-messages.js';
 import * as schedules from './postgres-schedules.js';
+import * as workflows from './postgres-workflows.js';
 import { migratePostgres, quoteIdentifier } from './postgres-migrate.js';
 import type { Db } from './postgres-rows.js';
 import * as urlGroups from './postgres-url-groups.js';
@@ -161,6 +163,16 @@ class PostgresExecutor implements Executor {
   scheduleNextDueAt(): Promise<number | undefined> {
     return this.track(schedules.scheduleNextDueAt(this.db));
   }
+
+  workflowRunInsert = this.op(workflows.workflowRunInsert);
+  workflowRunGet = this.op(workflows.workflowRunGet);
+  workflowRunUpdate = this.op(workflows.workflowRunUpdate);
+  workflowRunList = this.op(workflows.workflowRunList);
+  /** Lock and insert need one transaction (see postgres-workflows.ts): a savepoint inside a Tx. */
+  workflowStepAppend(p: WorkflowStepAppendParams): Promise<number> {
+    return this.track(this.begin((tx) => workflows.workflowStepAppend(tx, p)));
+  }
+  workflowStepList = this.op(workflows.workflowStepList);
 
   /** An operation of a per-table module, run on this executor's connection. */
   private op<P, R>(operation: (db: Db, params: P) => Promise<R>): (params: P) => Promise<R> {

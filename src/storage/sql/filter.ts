@@ -33,6 +33,13 @@ export function splitLabels(value: string | null | undefined): string[] | undefi
   return value ? value.split(',') : undefined;
 }
 
+/** Matches a row whose comma-joined `labels` column holds any of `labels`. */
+export function labelsClause(labels: readonly string[], bind: Bind): string {
+  const one = (label: string): string =>
+    `(',' || labels || ',') LIKE ${bind(`%,${likeEscape(label)},%`)} ESCAPE '\\'`;
+  return `(${labels.map(one).join(' OR ')})`;
+}
+
 export function buildFilter(filter: RecordFilter, columns: FilterColumns, bind: Bind): string {
   const clauses: string[] = [];
   const anyOf = (column: string | undefined, values: readonly unknown[] | undefined): void => {
@@ -56,11 +63,7 @@ export function buildFilter(filter: RecordFilter, columns: FilterColumns, bind: 
   anyOf('schedule_id', filter.scheduleIds);
   anyOf('flow_control_key', filter.flowControlKeys);
   anyOf('caller_ip', filter.callerIps);
-  if (filter.labels && filter.labels.length > 0) {
-    const one = (label: string): string =>
-      `(',' || labels || ',') LIKE ${bind(`%,${likeEscape(label)},%`)} ESCAPE '\\'`;
-    clauses.push(`(${filter.labels.map(one).join(' OR ')})`);
-  }
+  if (filter.labels && filter.labels.length > 0) clauses.push(labelsClause(filter.labels, bind));
   if (filter.fromDate !== undefined) clauses.push(`${columns.time} >= ${bind(filter.fromDate)}`);
   if (filter.toDate !== undefined) clauses.push(`${columns.time} <= ${bind(filter.toDate)}`);
   return clauses.length > 0 ? clauses.join(' AND ') : '1 = 1';

@@ -80,8 +80,15 @@ import type {
   ScheduleSetPausedParams,
   ScheduleUpsertParams,
   ScheduleUpsertResult,
+  WorkflowRunGetParams,
+  WorkflowRunInsertParams,
+  WorkflowRunListParams,
+  WorkflowRunUpdateParams,
+  WorkflowStepAppendParams,
+  WorkflowStepListParams,
 } from '../driver.js';
 import type { Schedule } from '../../core/schedule.js';
+import type { WorkflowRun, WorkflowStep } from '../../core/workflow.js';
 import type { AsyncLock } from './async-lock.js';
 import type { SqliteOps } from './sqlite-ops.js';
 
@@ -259,6 +266,25 @@ export class SqliteExecutor implements Executor {
   }
   scheduleNextDueAt(): Promise<number | undefined> {
     return this.scope.run(() => this.ops.schedules.scheduleNextDueAt(), READ_ONLY);
+  }
+
+  workflowRunInsert(p: WorkflowRunInsertParams): Promise<boolean> {
+    return this.scope.run(() => this.ops.workflows.workflowRunInsert(p));
+  }
+  workflowRunGet(p: WorkflowRunGetParams): Promise<WorkflowRun | undefined> {
+    return this.scope.run(() => this.ops.workflows.workflowRunGet(p), READ_ONLY);
+  }
+  workflowRunUpdate(p: WorkflowRunUpdateParams): Promise<boolean> {
+    return this.scope.run(() => this.ops.workflows.workflowRunUpdate(p));
+  }
+  workflowRunList(p: WorkflowRunListParams): Promise<Page<WorkflowRun>> {
+    return this.scope.run(() => this.ops.workflows.workflowRunList(p), READ_ONLY);
+  }
+  workflowStepAppend(p: WorkflowStepAppendParams): Promise<number> {
+    return this.scope.run(() => this.ops.workflows.workflowStepAppend(p));
+  }
+  workflowStepList(p: WorkflowStepListParams): Promise<WorkflowStep[]> {
+    return this.scope.run(() => this.ops.workflows.workflowStepList(p), READ_ONLY);
   }
 }
 

@@ -78,6 +78,7 @@ import {
 } from '../sql/rows.js';
 import { SqliteManagementOps } from './sqlite-management-ops.js';
 import { SqliteScheduleOps } from './sqlite-schedules.js';
+import { SqliteWorkflowOps } from './sqlite-workflows.js';
 import { SqliteStatements, type Statement } from './sqlite-statements.js';
 
 const MESSAGE_FILTER: FilterColumns = { messageId: 'id', time: 'created_at' };
@@ -115,10 +116,14 @@ export class SqliteOps {
   /** The schedule operations (`sqlite-schedules.ts`), on the same connection. */
   readonly schedules: SqliteScheduleOps;
 
+  /** Workflow runs and their history (`sqlite-workflows.ts`), on the same connection. */
+  readonly workflows: SqliteWorkflowOps;
+
   constructor(db: Database.Database) {
     this.statements = new SqliteStatements(db);
     this.management = new SqliteManagementOps(this.statements, this.leases);
     this.schedules = new SqliteScheduleOps(db);
+    this.workflows = new SqliteWorkflowOps(db);
   }
 
   private stmt(sql: string): Statement {

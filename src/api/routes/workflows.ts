@@ -1,0 +1,329 @@
+/**
+ * Workflow runs: the history the SDK fetches, completion and cancel, the logs, the workflow DLQ
+ * and its resume, restart and failure-function retry. See docs/workflows.md.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { badRequest, notFound } from '../../core/errors.js';
+import { quoteValue } from '../../core/headers.js';
+import { parsePublishSettings } from '../../core/publish-request.js';
+import { rawSteps, type WorkflowRun } from '../../core/workflow.js';
+import { resumeWorkflowRun, type WorkflowOverride } from '../../engine/workflow-resume.js';
+import { failureCall } from '../../engine/workflow-outcomes.js';
+import { eventOf } from '../../engine/records.js';
+import type { ApiContext } from '../context.js';
+import { workflowDlqJson, workflowRunJson } from '../workflow-presenters.js';
+import { parseWorkflowQuery, type WorkflowQuery } from '../workflow-query.js';
+import { searchParams } from './messages.js';
+
+/** Page size of the logs and DLQ lists when `count` is absent, and of bulk actions' pages. */
+const DEFAULT_COUNT = 100;
+const MAX_LIST_COUNT = 1_000;
+
+type Req = FastifyRequest<{ Params: Record<string, string> }>;
+
+async function getRun(ctx: ApiContext, request: Req, runId: string): Promise<WorkflowRun> {
+  const run = await ctx.executor.workflowRunGet({ accountId: request.account.id, runId });
+  if (!run) throw notFound(`workflow run ${quoteValue(runId)} not found`);
+  return run;
+}
+
+async function getDlqRun(ctx: ApiContext, request: Req, dlqId: string): Promise<WorkflowRun> {
+  const page = await ctx.executor.workflowRunList({
+    accountId: request.account.id,
+    filter: { inDlq: true, dlqIds: [dlqId] },
+    count: 1,
+  });
+  const [run] = page.items;
+  if (!run) throw notFound(`workflow DLQ entry ${quoteValue(dlqId)} not found`);
+  return run;
+}
+
+/**
+ * Every run a bulk action applies to: one page of `count` when given (with the cursor to go on),
+ * else all matching runs. Without any filter a bulk action needs `count` (the SDK's `all: true`
+ * sends one), so a bare call never touches everything by accident.
+ */
+async function bulkRuns(
+  ctx: ApiContext,
+  accountId: string,
+  q: WorkflowQuery,
+  inDlq: boolean,
+): Promise<{ runs: WorkflowRun[]; cursor: string }> {
+  if (!q.filtered && q.count === undefined) {
+    throw badRequest('give a filter, dlqIds, or count (to act on all runs, a page at a time)');
+  }
+  const filter = { ...q.filter, inDlq: inDlq || undefined };
+  if (q.count !== undefined) {
+    const page = await ctx.executor.workflowRunList({
+      accountId,
+      filter,
+      cursor: q.cursor,
+      count: q.count,
+    });
+    return { runs: page.items, cursor: page.cursor ?? '' };
+  }
+  const runs: WorkflowRun[] = [];
+  let cursor = q.cursor;
+  for (;;) {
+    const page = await ctx.executor.workflowRunList({
+      accountId,
+      filter,
+      cursor,
+      count: DEFAULT_COUNT,
+    });
+    runs.push(...page.items);
+    if (!page.cursor) return { runs, cursor: '' };
+    cursor = page.cursor;
+  }
+}
+
+/** The resume/restart override headers of interface.md endpoint 6, validated as on publish. */
+function overrideOf(ctx: ApiContext, request: FastifyRequest): WorkflowOverride {
+  const prefix = ctx.prefix.toLowerCase();
+  const sent = (name: string) => request.headers[`${prefix}-${name}`] !== undefined;
+  const now = ctx.clock.now();
+  const s = parsePublishSettings({
+    prefix: ctx.prefix,
+    headers: request.headers,
+    query: new URLSearchParams(),
+    plan: ctx.accounts.limits(request.account),
+    now,
+  });
+  const o: WorkflowOverride = {};
+  if (sent('retries')) o.retries = s.retries;
+  if (sent('delay') || sent('not-before')) o.notBefore = s.notBefore;
+  if (sent('retry-delay')) o.retryDelayExpression = s.retryDelayExpression;
+  if (s.flowControl) o.flowControl = s.flowControl;
+  if (s.labels) o.labels = s.labels;
+  if (s.failureCallback) o.failureCallbackUrl = s.failureCallback.url;
+  return o;
+}
+
+async function resumeMany(
+  ctx: ApiContext,
+  request: FastifyRequest,
+  runs: WorkflowRun[],
+  kind: 'resume' | 'restart',
+): Promise<{ workflowRunId: string; workflowCreatedAt: number }[]> {
+  const override = overrideOf(ctx, request);
+  const out: { workflowRunId: string; workflowCreatedAt: number }[] = [];
+  for (const run of runs) {
+    const now = ctx.clock.now();
+    const resumed = await resumeWorkflowRun({ executor: ctx.executor, run, kind, override, now });
+    if (!resumed) continue;
+    ctx.usage.add(run.accountId, 'messages', 1, now);
+    ctx.usage.add(run.accountId, 'workflow_message', 1, now);
+    ctx.usage.add(run.accountId, 'workflow_run', 1, now);
+    out.push({ workflowRunId: resumed.run.runId, workflowCreatedAt: resumed.run.createdAt });
+  }
+  if (out.length > 0) ctx.onMessagesStored();
+  return out;
+}
+
+export function workflowRoutes(app: FastifyInstance, ctx: ApiContext): void {
+  // The history, for the SDK's lazy fetch: 404 once the run is no longer running.
+  app.get<{ Params: { runId: string } }>('/v2/workflows/runs/:runId', async (request) => {
+    const run = await getRun(ctx, request, request.params.runId);
+    if (run.state !== 'RUN_STARTED') {
+      throw notFound(`workflow run ${quoteValue(run.runId)} has ended (${run.state})`);
+    }
+    const steps = await ctx.executor.workflowStepList({
+      accountId: run.accountId,
+      runId: run.runId,
+    });
+    return rawSteps(steps);
+  });
+
+  // Completion (`cancel=false`, body = the result) or the SDK's own cancel (`cancel=true`).
+  app.delete<{ Params: { runId: string }; Querystring: { cancel?: string } }>(
+    '/v2/workflows/runs/:runId',
+    async (request) => {
+      const cancel = request.query.cancel ?? 'false';
+      if (cancel !== 'true' && cancel !== 'false') {
+        throw badRequest(`invalid cancel ${quoteValue(cancel)}: expected true or false`);
+      }
+      const run = await getRun(ctx, request, request.params.runId);
+      const now = ctx.clock.now();
+      const ended = await endRun(
+        ctx,
+        run,
+        cancel === 'true' ? 'RUN_CANCELED' : 'RUN_SUCCESS',
+        now,
+        {
+          response:
+            request.body instanceof Uint8Array
+              ? Buffer.from(request.body).toString('utf8')
+              : undefined,
+        },
+      );
+      if (!ended)
+        throw badRequest(`workflow run ${quoteValue(run.runId)} has ended (${run.state})`);
+      return {};
+    },
+  );
+
+  // Bulk cancel: `workflowRunIds`, or filters (`workflowUrl` is a prefix unless
+  // `workflowUrlExactMatch=true`), with `count`.
+  app.delete('/v2/workflows/runs', async (request) => {
+    const q = parseWorkflowQuery(searchParams(request.url), {
+      maxCount: MAX_LIST_COUNT,
+      accepted: ['workflowUrlExactMatch'],
+    });
+    q.filter.states = ['RUN_STARTED'];
+    q.filtered = q.filtered || q.count !== undefined;
+    const { runs } = await bulkRuns(ctx, request.account.id, q, false);
+    let cancelled = 0;
+    const now = ctx.clock.now();
+    for (const run of runs) if (await endRun(ctx, run, 'RUN_CANCELED', now, {})) cancelled++;
+    return { cancelled };
+  });
+
+  const logs = async (request: FastifyRequest) => {
+    const q = parseWorkflowQuery(searchParams(request.url), {
+      maxCount: MAX_LIST_COUNT,
+      accepted: ['state'],
+      ignored: ['groupBy'],
+    });
+    const page = await ctx.executor.workflowRunList({
+      accountId: request.account.id,
+      filter: q.filter,
+      cursor: q.cursor,
+      count: q.count ?? DEFAULT_COUNT,
+    });
+    const runs = [];
+    for (const run of page.items) {
+      const steps = await ctx.executor.workflowStepList({
+        accountId: run.accountId,
+        runId: run.runId,
+      });
+      runs.push(workflowRunJson(run, steps));
+    }
+    return { cursor: page.cursor ?? '', runs };
+  };
+  app.get('/v2/workflows/logs', logs);
+  app.get('/v2/workflows/events', logs);
+
+  app.get('/v2/workflows/dlq', (request) => listWorkflowDlq(ctx, request));
+  app.get<{ Params: { dlqId: string } }>('/v2/workflows/dlq/:dlqId', async (request) =>
+    workflowDlqJson(await getDlqRun(ctx, request, request.params.dlqId)),
+  );
+
+  const removeFromDlq = async (run: WorkflowRun) => {
+    const left: WorkflowRun = { ...run, updatedAt: ctx.clock.now() };
+    delete left.dlq;
+    return ctx.executor.workflowRunUpdate({ run: left });
+  };
+  app.delete<{ Params: { dlqId: string } }>('/v2/workflows/dlq/:dlqId', async (request) => {
+    await removeFromDlq(await getDlqRun(ctx, request, request.params.dlqId));
+    return { deleted: 1 };
+  });
+  app.delete('/v2/workflows/dlq', async (request) => {
+    const q = parseWorkflowQuery(searchParams(request.url), {
+      maxCount: MAX_LIST_COUNT,
+      accepted: ['failureFunctionState'],
+    });
+    const { runs, cursor } = await bulkRuns(ctx, request.account.id, q, true);
+    let deleted = 0;
+    for (const run of runs) if (await removeFromDlq(run)) deleted++;
+    return { deleted, cursor };
+  });
+
+  for (const kind of ['resume', 'restart'] as const) {
+    app.post(`/v2/workflows/dlq/${kind}`, async (request) => {
+      const q = parseWorkflowQuery(searchParams(request.url), {
+        maxCount: MAX_LIST_COUNT,
+        accepted: ['failureFunctionState'],
+      });
+      const { runs, cursor } = await bulkRuns(ctx, request.account.id, q, true);
+      return { workflowRuns: await resumeMany(ctx, request, runs, kind), cursor };
+    });
+    app.post<{ Params: { dlqId: string } }>(`/v2/workflows/dlq/${kind}/:dlqId`, async (request) => {
+      const run = await getDlqRun(ctx, request, request.params.dlqId);
+      const [resumed] = await resumeMany(ctx, request, [run], kind);
+      if (!resumed)
+        throw notFound(`workflow DLQ entry ${quoteValue(request.params.dlqId)} not found`);
+      return resumed;
+    });
+  }
+
+  // Runs the failure function again (after it failed, or to run one that was never called).
+  app.post<{ Params: { dlqId: string } }>(
+    '/v2/workflows/dlq/callback/:dlqId',
+    async (request, reply) => {
+      const run = await getDlqRun(ctx, request, request.params.dlqId);
+      return retryFailureFunction(ctx, run, reply);
+    },
+  );
+}
+
+/** `GET /v2/workflows/dlq`, also `GET /v2/dlq?source=workflow` (the SDK's form). */
+export async function listWorkflowDlq(ctx: ApiContext, request: FastifyRequest) {
+  const q = parseWorkflowQuery(searchParams(request.url), {
+    maxCount: 100,
+    accepted: ['failureFunctionState', 'url'],
+    ignored: ['source', 'order'],
+  });
+  const page = await ctx.executor.workflowRunList({
+    accountId: request.account.id,
+    filter: { ...q.filter, inDlq: true },
+    cursor: q.cursor,
+    count: q.count ?? DEFAULT_COUNT,
+  });
+  return { cursor: page.cursor ?? '', messages: page.items.map(workflowDlqJson) };
+}
+
+/**
+ * Ends a running run: success (with its result) or cancel. Its pending messages are not
+ * delivered any more: the engine drops a message of a run that is not running.
+ */
+async function endRun(
+  ctx: ApiContext,
+  run: WorkflowRun,
+  state: 'RUN_SUCCESS' | 'RUN_CANCELED',
+  now: number,
+  p: { response?: string },
+): Promise<boolean> {
+  const ended: WorkflowRun = { ...run, state, updatedAt: now, completedAt: now };
+  if (p.response !== undefined) ended.response = p.response;
+  const ok = await ctx.executor.workflowRunUpdate({ run: ended, ifState: 'RUN_STARTED' });
+  if (ok && state === 'RUN_CANCELED') ctx.usage.add(run.accountId, 'workflow_canceled', 1, now);
+  if (ok && state === 'RUN_SUCCESS') ctx.usage.add(run.accountId, 'workflow_delivered', 1, now);
+  return ok;
+}
+
+async function retryFailureFunction(ctx: ApiContext, run: WorkflowRun, reply: FastifyReply) {
+  const dlq = run.dlq;
+  if (!dlq || !run.settings.failureCallback)
+    throw badRequest(`workflow run ${quoteValue(run.runId)} has no failure function`);
+  if (run.failureFunctionState === 'CALLBACK_INPROGRESS') {
+    throw badRequest(
+      `the failure function of workflow run ${quoteValue(run.runId)} is in progress`,
+    );
+  }
+  const now = ctx.clock.now();
+  const source = dlq.message;
+  const attempt =
+    dlq.responseStatus !== undefined
+      ? {
+          kind: 'response' as const,
+          status: dlq.responseStatus,
+          headers: dlq.responseHeader ?? {},
+          body: dlq.responseBody ?? new Uint8Array(0),
+        }
+      : { kind: 'error' as const, error: dlq.error ?? 'failed' };
+  await ctx.executor.transaction(async (tx) => {
+    const call = await failureCall(tx, run, { source, attempt, dlqId: dlq.dlqId, now });
+    const updated: WorkflowRun = {
+      ...run,
+      updatedAt: now,
+      failureFunctionState: 'CALLBACK_INPROGRESS',
+      dlq: { ...dlq, failureMessageId: call.id },
+    };
+    await tx.workflowRunUpdate({ run: updated });
+    await tx.messageInsertMany({ messages: [call] });
+    await tx.eventInsertMany({ events: [eventOf(call, 'CREATED', now)] });
+  });
+  ctx.onMessagesStored();
+  ctx.usage.add(run.accountId, 'messages', 1, now);
+  return reply.send({ workflowRunId: run.runId, workflowCreatedAt: run.createdAt });
+}

@@ -1,0 +1,147 @@
+/** Workflow runs: insert (duplicate ids), get, update (guarded by state), list with filters and cursors, history append/list. */
+import { expect, it } from 'vitest';
+import { newDlqId, newId } from '../../core/ids.js';
+import type { WorkflowRun } from '../../core/workflow.js';
+import { BINARY_BODY, T0, makeMessage, plain } from './fixtures.js';
+import type { SuiteContext } from './suite.js';
+
+function makeRun(accountId: string, overrides: Partial<WorkflowRun> = {}): WorkflowRun {
+  return {
+    accountId,
+    runId: newId('wfr'),
+    url: 'https://app.example.com/api/workflow',
+    state: 'RUN_STARTED',
+    createdAt: T0,
+    updatedAt: T0,
+    callerIp: '10.0.0.1',
+    settings: { headers: { 'X-A': ['1'] }, retries: 3 },
+    ...overrides,
+  };
+}
+
+export function workflowCases(ctx: SuiteContext): void {
+  it('workflowRunInsert then workflowRunGet returns every field; a second insert of the id is refused', async () => {
+    const ex = ctx.executor();
+    const accountId = newId('acct');
+    const run = makeRun(accountId, {
+      labels: ['a', 'b'],
+      settings: {
+        headers: {},
+        retries: 1,
+        flowControl: { key: 'k', parallelism: 2, periodSec: 1 },
+        failureCallback: { url: 'https://f.example.com', method: 'POST', headers: {} },
+      },
+    });
+    expect(await ex.workflowRunInsert({ run })).toBe(true);
+    expect(await ex.workflowRunInsert({ run: { ...run, url: 'https://other.example.com' } })).toBe(
+      false,
+    );
+    expect(plain(await ex.workflowRunGet({ accountId, runId: run.runId }))).toEqual(run);
+    expect(await ex.workflowRunGet({ accountId: newId('acct'), runId: run.runId })).toBeUndefined();
+  });
+
+  it('workflowRunUpdate replaces the run, keeps a DLQ entry with binary bodies, honours ifState', async () => {
+    const ex = ctx.executor();
+    const accountId = newId('acct');
+    const run = makeRun(accountId);
+    await ex.workflowRunInsert({ run });
+    const failed: WorkflowRun = {
+      ...run,
+      state: 'RUN_FAILED',
+      completedAt: T0 + 5,
+      failureFunctionState: 'CALLBACK_INPROGRESS',
+      dlq: {
+        dlqId: newDlqId(T0 + 5),
+        createdAt: T0 + 5,
+        message: makeMessage(accountId, { body: BINARY_BODY }),
+        responseStatus: 500,
+        responseHeader: { 'Content-Type': ['text/plain'] },
+        responseBody: BINARY_BODY,
+      },
+    };
+    expect(await ex.workflowRunUpdate({ run: failed, ifState: 'RUN_SUCCESS' })).toBe(false);
+    expect(await ex.workflowRunUpdate({ run: failed, ifState: 'RUN_STARTED' })).toBe(true);
+    expect(plain(await ex.workflowRunGet({ accountId, runId: run.runId }))).toEqual(plain(failed));
+  });
+
+  it('workflowRunList filters (label, state, URL prefix, DLQ, failure state) and pages with a cursor', async () => {
+    const ex = ctx.executor();
+    const accountId = newId('acct');
+    const runs = [0, 1, 2].map((i) =>
+      makeRun(accountId, { createdAt: T0 + i, labels: i < 2 ? ['billing'] : ['other'] }),
+    );
+    for (const run of runs) await ex.workflowRunInsert({ run });
+    const ids = (items: WorkflowRun[]) => items.map((r) => r.runId);
+
+    const first = await ex.workflowRunList({
+      accountId,
+      filter: { labels: ['billing'] },
+      count: 1,
+    });
+    expect(ids(first.items)).toEqual([runs[1]?.runId]);
+    expect(first.cursor).toBeDefined();
+    const second = await ex.workflowRunList({
+      accountId,
+      filter: { labels: ['billing'] },
+      cursor: first.cursor,
+      count: 1,
+    });
+    expect(ids(second.items)).toEqual([runs[0]?.runId]);
+    expect(second.cursor).toBeUndefined();
+    const byPrefix = await ex.workflowRunList({
+      accountId,
+      filter: { urlPrefixes: ['https://app.example.com/'], states: ['RUN_STARTED'] },
+      count: 10,
+    });
+    expect(byPrefix.items).toHaveLength(3);
+
+    const inDlq = runs[2] as WorkflowRun;
+    const dlqId = newDlqId(T0 + 9);
+    await ex.workflowRunUpdate({
+      run: {
+        ...inDlq,
+        state: 'RUN_FAILED',
+        failureFunctionState: 'CALLBACK_FAIL',
+        dlq: { dlqId, createdAt: T0 + 9, message: makeMessage(accountId) },
+      },
+    });
+    const dlq = await ex.workflowRunList({
+      accountId,
+      filter: { inDlq: true, failureFunctionStates: ['CALLBACK_FAIL'], fromDate: T0 + 9 },
+      count: 10,
+    });
+    expect(dlq.items.map((r) => r.dlq?.dlqId)).toEqual([dlqId]);
+    const none = await ex.workflowRunList({
+      accountId,
+      filter: { inDlq: true, toDate: T0 + 8 },
+      count: 10,
+    });
+    expect(none.items).toEqual([]);
+  });
+
+  it('workflowStepAppend numbers entries from 0 per run; workflowStepList returns them in order', async () => {
+    const ex = ctx.executor();
+    const accountId = newId('acct');
+    const run = makeRun(accountId);
+    await ex.workflowRunInsert({ run });
+    const step = (messageId: string, body: Uint8Array) => ({
+      accountId,
+      runId: run.runId,
+      seq: 99,
+      messageId,
+      callType: 'step' as const,
+      body,
+      createdAt: T0,
+    });
+    expect(await ex.workflowStepAppend({ step: step('m0', Buffer.from('init')) })).toBe(0);
+    expect(await ex.workflowStepAppend({ step: step('m1', BINARY_BODY) })).toBe(1);
+    const steps = await ex.workflowStepList({ accountId, runId: run.runId });
+    expect(plain(steps)).toEqual(
+      plain([
+        { ...step('m0', Buffer.from('init')), seq: 0 },
+        { ...step('m1', BINARY_BODY), seq: 1 },
+      ]),
+    );
+    expect(await ex.workflowStepList({ accountId, runId: 'wfr_other' })).toEqual([]);
+  });
+}

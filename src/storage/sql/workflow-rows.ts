@@ -1,0 +1,227 @@
+/**
+ * The `workflow_runs` / `workflow_steps` row shapes (the same columns in both SQL drivers), their
+ * mapping, and the WHERE clause of a `WorkflowRunFilter`; see `rows.ts` for the conventions.
+ */
+import type { HeaderMap, Message } from '../../core/types.js';
+import type { WorkflowCallType, WorkflowRun, WorkflowStep } from '../../core/workflow.js';
+import type { Page, WorkflowRunFilter } from '../driver.js';
+import { joinLabels, labelsClause, likeEscape, splitLabels, type Bind } from './filter.js';
+import type { Int8 } from './rows.js';
+
+export interface WorkflowRunRow {
+  account_id: string;
+  run_id: string;
+  url: string;
+  state: string;
+  created_at: Int8;
+  updated_at: Int8;
+  caller_ip: string;
+  labels: string | null;
+  flow_control_key: string | null;
+  dlq_id: string | null;
+  failure_state: string | null;
+  doc: string;
+}
+
+export interface WorkflowStepRow {
+  account_id: string;
+  run_id: string;
+  seq: Int8;
+  message_id: string;
+  call_type: string;
+  created_at: Int8;
+  body: Uint8Array;
+}
+
+export const WORKFLOW_RUN_COLUMNS = [
+  'account_id',
+  'run_id',
+  'url',
+  'state',
+  'created_at',
+  'updated_at',
+  'caller_ip',
+  'labels',
+  'flow_control_key',
+  'dlq_id',
+  'failure_state',
+  'doc',
+] as const;
+
+/** Byte fields of the JSON document travel as base64. */
+const b64 = (bytes: Uint8Array): string =>
+  Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
+const unb64 = (text: string): Uint8Array => Buffer.from(text, 'base64');
+
+interface StoredDlq {
+  dlqId: string;
+  createdAt: number;
+  message: Omit<Message, 'body'> & { body: string };
+  responseStatus?: number;
+  responseHeader?: HeaderMap;
+  responseBody?: string;
+  error?: string;
+  failureMessageId?: string;
+  failureResponseStatus?: number;
+}
+
+/** The insert values, in `WORKFLOW_RUN_COLUMNS` order. */
+export function workflowRunValues(run: WorkflowRun): (string | number | null)[] {
+  const doc: Record<string, unknown> = {
+    settings: run.settings,
+    completedAt: run.completedAt,
+    response: run.response,
+    resumedFrom: run.resumedFrom,
+  };
+  if (run.dlq) {
+    const { message, responseBody, ...rest } = run.dlq;
+    const stored: StoredDlq = { ...rest, message: { ...message, body: b64(message.body) } };
+    if (responseBody) stored.responseBody = b64(responseBody);
+    doc.dlq = stored;
+  }
+  return [
+    run.accountId,
+    run.runId,
+    run.url,
+    run.state,
+    run.createdAt,
+    run.updatedAt,
+    run.callerIp,
+    joinLabels(run.labels),
+    run.settings.flowControl?.key ?? null,
+    run.dlq?.dlqId ?? null,
+    run.failureFunctionState ?? null,
+    JSON.stringify(doc),
+  ];
+}
+
+export function workflowRunFromRow(row: WorkflowRunRow): WorkflowRun {
+  const doc = JSON.parse(row.doc) as {
+    settings: WorkflowRun['settings'];
+    completedAt?: number;
+    response?: string;
+    resumedFrom?: WorkflowRun['resumedFrom'];
+    dlq?: StoredDlq;
+  };
+  const run: WorkflowRun = {
+    accountId: row.account_id,
+    runId: row.run_id,
+    url: row.url,
+    state: row.state as WorkflowRun['state'],
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+    callerIp: row.caller_ip,
+    settings: doc.settings,
+  };
+  const labels = splitLabels(row.labels);
+  if (labels) run.labels = labels;
+  if (doc.completedAt !== undefined) run.completedAt = doc.completedAt;
+  if (doc.response !== undefined) run.response = doc.response;
+  if (doc.resumedFrom) run.resumedFrom = doc.resumedFrom;
+  if (row.failure_state) {
+    run.failureFunctionState = row.failure_state as WorkflowRun['failureFunctionState'];
+  }
+  if (doc.dlq) {
+    const { message, responseBody, ...rest } = doc.dlq;
+    run.dlq = { ...rest, message: { ...message, body: unb64(message.body) } };
+    if (responseBody !== undefined) run.dlq.responseBody = unb64(responseBody);
+  }
+  return run;
+}
+
+export function workflowStepFromRow(row: WorkflowStepRow): WorkflowStep {
+  return {
+    accountId: row.account_id,
+    runId: row.run_id,
+    seq: Number(row.seq),
+    messageId: row.message_id,
+    callType: row.call_type as WorkflowCallType,
+    createdAt: Number(row.created_at),
+    body: row.body,
+  };
+}
+
+/**
+ * The WHERE clause (after `account_id = …`) of a run list, with the keyset condition of the
+ * cursor. In the DLQ, runs are ordered by `dlq_id` (which starts with its creation time); else by
+ * `(created_at, run_id)`, since run ids chosen by the SDK do not sort by time.
+ */
+export function workflowRunWhere(
+  filter: WorkflowRunFilter,
+  cursor: string | undefined,
+  bind: Bind,
+) {
+  const clauses: string[] = [];
+  const anyOf = (column: string, values: readonly unknown[] | undefined): void => {
+    if (values && values.length > 0) clauses.push(`${column} IN (${values.map(bind).join(', ')})`);
+  };
+  anyOf('run_id', filter.runIds);
+  anyOf('url', filter.urls);
+  anyOf('state', filter.states);
+  anyOf('caller_ip', filter.callerIps);
+  anyOf('flow_control_key', filter.flowControlKeys);
+  anyOf('dlq_id', filter.dlqIds);
+  anyOf('failure_state', filter.failureFunctionStates);
+  if (filter.urlPrefixes && filter.urlPrefixes.length > 0) {
+    const one = (p: string) => `url LIKE ${bind(`${likeEscape(p)}%`)} ESCAPE '\\'`;
+    clauses.push(`(${filter.urlPrefixes.map(one).join(' OR ')})`);
+  }
+  if (filter.labels && filter.labels.length > 0) clauses.push(labelsClause(filter.labels, bind));
+  if (filter.createdAt !== undefined) clauses.push(`created_at = ${bind(filter.createdAt)}`);
+  const inDlq = filter.inDlq === true;
+  if (inDlq) clauses.push('dlq_id IS NOT NULL');
+  // In the DLQ, the date bounds apply to when the run entered it: the DLQ id's leading time.
+  if (filter.fromDate !== undefined) {
+    clauses.push(
+      inDlq
+        ? `dlq_id >= ${bind(dlqIdBound(filter.fromDate))}`
+        : `created_at >= ${bind(filter.fromDate)}`,
+    );
+  }
+  if (filter.toDate !== undefined) {
+    clauses.push(
+      inDlq
+        ? `dlq_id < ${bind(dlqIdBound(filter.toDate + 1))}`
+        : `created_at <= ${bind(filter.toDate)}`,
+    );
+  }
+  if (cursor !== undefined) {
+    if (inDlq) clauses.push(`dlq_id < ${bind(cursor)}`);
+    else {
+      const [time, runId] = parseRunCursor(cursor);
+      clauses.push(
+        `(created_at < ${bind(time)} OR (created_at = ${bind(time)} AND run_id < ${bind(runId)}))`,
+      );
+    }
+  }
+  const order = inDlq ? 'dlq_id DESC' : 'created_at DESC, run_id DESC';
+  return { where: clauses.length > 0 ? clauses.join(' AND ') : '1 = 1', order };
+}
+
+/** The smallest DLQ id created at `ms` (ids are `dlq_` + 9 base-36 digits of the time + random). */
+function dlqIdBound(ms: number): string {
+  return `dlq_${Math.max(0, ms).toString(36).padStart(9, '0')}`;
+}
+
+function parseRunCursor(cursor: string): [number, string] {
+  const sep = cursor.indexOf('_');
+  const time = Number(cursor.slice(0, sep));
+  if (sep <= 0 || !Number.isSafeInteger(time)) throw new RangeError(`invalid cursor ${cursor}`);
+  return [time, cursor.slice(sep + 1)];
+}
+
+/** A page of runs and the cursor that continues after its last one. */
+export function workflowRunPage(
+  runs: WorkflowRun[],
+  count: number,
+  inDlq: boolean,
+): Page<WorkflowRun> {
+  if (runs.length <= count) return { items: runs };
+  const items = runs.slice(0, count);
+  const last = items[items.length - 1];
+  if (!last) return { items };
+  return {
+    items,
+    cursor: inDlq && last.dlq ? last.dlq.dlqId : `${last.createdAt}_${last.runId}`,
+  };
+}

@@ -1,0 +1,105 @@
+/**
+ * Workflow run operations on the SQLite connection, synchronous (wrapped by `sqlite-executor.ts`).
+ *
+ * Unlike PostgreSQL, appending a history entry needs no row lock: one connection serves the
+ * process, so reading the last `seq` and inserting after it cannot interleave with another append.
+ */
+import type Database from 'better-sqlite3';
+import type { WorkflowRun, WorkflowStep } from '../../core/workflow.js';
+import type {
+  Page,
+  WorkflowRunGetParams,
+  WorkflowRunInsertParams,
+  WorkflowRunListParams,
+  WorkflowRunUpdateParams,
+  WorkflowStepAppendParams,
+  WorkflowStepListParams,
+} from '../driver.js';
+import {
+  WORKFLOW_RUN_COLUMNS,
+  workflowRunFromRow,
+  workflowRunPage,
+  workflowRunValues,
+  workflowRunWhere,
+  workflowStepFromRow,
+  type WorkflowRunRow,
+  type WorkflowStepRow,
+} from '../sql/workflow-rows.js';
+import { SqliteStatements } from './sqlite-statements.js';
+
+const INSERT_RUN = `INSERT INTO workflow_runs (${WORKFLOW_RUN_COLUMNS.join(', ')})
+  VALUES (${WORKFLOW_RUN_COLUMNS.map(() => '?').join(', ')}) ON CONFLICT DO NOTHING`;
+const UPDATE_RUN = `UPDATE workflow_runs SET ${WORKFLOW_RUN_COLUMNS.slice(2)
+  .map((c) => `${c} = ?`)
+  .join(', ')} WHERE account_id = ? AND run_id = ?`;
+
+export class SqliteWorkflowOps {
+  private readonly statements: SqliteStatements;
+
+  constructor(db: Database.Database) {
+    this.statements = new SqliteStatements(db);
+  }
+
+  workflowRunInsert({ run }: WorkflowRunInsertParams): boolean {
+    return this.statements.get(INSERT_RUN).run(...workflowRunValues(run)).changes > 0;
+  }
+
+  workflowRunGet({ accountId, runId }: WorkflowRunGetParams): WorkflowRun | undefined {
+    const row = this.statements
+      .get('SELECT * FROM workflow_runs WHERE account_id = ? AND run_id = ?')
+      .get(accountId, runId) as WorkflowRunRow | undefined;
+    return row && workflowRunFromRow(row);
+  }
+
+  workflowRunUpdate({ run, ifState }: WorkflowRunUpdateParams): boolean {
+    const values = workflowRunValues(run);
+    const sql = ifState === undefined ? UPDATE_RUN : `${UPDATE_RUN} AND state = ?`;
+    const args = [...values.slice(2), run.accountId, run.runId];
+    if (ifState !== undefined) args.push(ifState);
+    return this.statements.get(sql).run(...args).changes > 0;
+  }
+
+  workflowRunList({ accountId, filter, cursor, count }: WorkflowRunListParams): Page<WorkflowRun> {
+    const params: unknown[] = [];
+    const { where, order } = workflowRunWhere(filter, cursor, (value) => {
+      params.push(value);
+      return '?';
+    });
+    const rows = this.statements
+      .getDynamic(
+        `SELECT * FROM workflow_runs WHERE account_id = ? AND ${where} ORDER BY ${order} LIMIT ?`,
+      )
+      .all(accountId, ...params, count + 1) as WorkflowRunRow[];
+    return workflowRunPage(rows.map(workflowRunFromRow), count, filter.inDlq === true);
+  }
+
+  workflowStepAppend({ step }: WorkflowStepAppendParams): number {
+    const st = this.statements;
+    return st.atomic(() => {
+      const last = st
+        .get('SELECT max(seq) AS seq FROM workflow_steps WHERE account_id = ? AND run_id = ?')
+        .get(step.accountId, step.runId) as { seq: number | null };
+      const seq = last.seq === null ? 0 : last.seq + 1;
+      st.get(
+        `INSERT INTO workflow_steps (account_id, run_id, seq, message_id, call_type, created_at, body)
+          VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      ).run(
+        step.accountId,
+        step.runId,
+        seq,
+        step.messageId,
+        step.callType,
+        step.createdAt,
+        Buffer.from(step.body.buffer, step.body.byteOffset, step.body.byteLength),
+      );
+      return seq;
+    });
+  }
+
+  workflowStepList({ accountId, runId }: WorkflowStepListParams): WorkflowStep[] {
+    const rows = this.statements
+      .get('SELECT * FROM workflow_steps WHERE account_id = ? AND run_id = ? ORDER BY seq')
+      .all(accountId, runId) as WorkflowStepRow[];
+    return rows.map(workflowStepFromRow);
+  }
+}

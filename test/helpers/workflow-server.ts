@@ -1,0 +1,67 @@
+/**
+ * A plain Node HTTP server on 127.0.0.1 that hosts workflow endpoints written with the official
+ * `@upstash/workflow` `serve` (its handler takes a web `Request` and returns a `Response`).
+ */
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export type WebHandler = (request: Request) => Promise<Response>;
+
+export interface WorkflowServer {
+  url: string;
+  /** Serves `handler` at `path` (`/wf/orders`). */
+  route(path: string, handler: WebHandler): string;
+  /** Requests seen, by path. */
+  hits: Map<string, number>;
+  close(): Promise<void>;
+}
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+export async function startWorkflowServer(): Promise<WorkflowServer> {
+  const routes = new Map<string, WebHandler>();
+  const hits = new Map<string, number>();
+  const server: Server = createServer((req, res) => {
+    void (async () => {
+      const path = (req.url ?? '/').split('?')[0] ?? '/';
+      hits.set(path, (hits.get(path) ?? 0) + 1);
+      const handler = routes.get(path);
+      if (!handler) {
+        res.writeHead(404).end();
+        return;
+      }
+      const body = await readBody(req);
+      const headers = new Headers();
+      for (const [name, value] of Object.entries(req.headers)) {
+        for (const v of [value ?? []].flat()) headers.append(name, v);
+      }
+      const method = req.method ?? 'GET';
+      const response = await handler(
+        new Request(`http://127.0.0.1${req.url ?? '/'}`, {
+          method,
+          headers,
+          body: method === 'GET' || method === 'HEAD' ? undefined : body,
+        }),
+      );
+      const out = Buffer.from(await response.arrayBuffer());
+      res.writeHead(response.status, Object.fromEntries(response.headers.entries())).end(out);
+    })().catch((error: unknown) => {
+      res.writeHead(500).end(String(error));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url,
+    hits,
+    route(path, handler) {
+      routes.set(path, handler);
+      return `${url}${path}`;
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}

@@ -1,0 +1,238 @@
+/**
+ * The workflow protocol in the default `Svc` mode, spoken by the test itself: a three-step
+ * workflow whose second step fails until it is "fixed" lands in the workflow DLQ, is resumed in
+ * bulk by label with `count=1` (cursor returned), and completes with the first step's result
+ * reused. Also: the lazy-fetch form of the history (`GET /v2/workflows/runs/{id}`).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../src/core/clock.js';
+import { STORAGES, startFerry, type TestFerry } from './helpers/ferry.js';
+import { startReceiver, type Received, type Receiver } from './helpers/receiver.js';
+
+interface RawStep {
+  messageId: string;
+  body: string;
+  callType: string;
+}
+
+describe.each(STORAGES)('workflow protocol with Svc- headers (%s)', (storage) => {
+  let t: TestFerry;
+  let clock: ManualClock;
+  let endpoint: Receiver;
+  let failures: Receiver;
+  let fixed = false;
+  const sideEffects: string[] = [];
+
+  async function drive(): Promise<void> {
+    for (let round = 0; round < 50; round++) if ((await t.ferry.engine.runOnce()) === 0) return;
+    throw new Error('did not settle');
+  }
+
+  /** The history a delivery carries, fetched from Ferry when the body is empty (lazy fetch). */
+  async function history(req: Received): Promise<RawStep[]> {
+    if (req.body.byteLength > 0) return JSON.parse(req.body.toString()) as RawStep[];
+    const runId = req.headers['svc-workflow-runid'] as string;
+    const all = (await (await t.api(`/v2/workflows/runs/${runId}`)).json()) as RawStep[];
+    const at = all.findIndex((s) => s.messageId === req.headers['svc-message-id']);
+    return all.slice(0, at + 1);
+  }
+
+  /** One workflow endpoint: runs the step after the last one in the history, as the SDK would. */
+  async function step(req: Received): Promise<{ status: number }> {
+    const runId = req.headers['svc-workflow-runid'] as string;
+    const steps = await history(req);
+    const payload = Buffer.from(steps[0]?.body ?? '', 'base64').toString();
+    const outs = steps
+      .slice(1)
+      .map((s) => JSON.parse(Buffer.from(s.body, 'base64').toString()) as { out: string });
+    const publish = (stepId: number, out: string) =>
+      t.api(`/v2/publish/${endpoint.url}/wf`, {
+        method: 'POST',
+        headers: {
+          'Svc-Workflow-RunId': runId,
+          'Svc-Workflow-Init': 'false',
+          'Content-Type': 'application/json',
+        },
+        body: JSON.stringify({
+          stepId,
+          stepName: `s${stepId}`,
+          stepType: 'Run',
+          out,
+          concurrent: 1,
+        }),
+      });
+    if (outs.length === 0) {
+      sideEffects.push(payload);
+      await publish(1, `one-${payload}`);
+    } else if (outs.length === 1) {
+      if (!fixed) return { status: 500 };
+      await publish(2, `${outs[0]?.out}-two`);
+    } else if (outs.length === 2) {
+      await publish(3, `${outs[1]?.out}-three`);
+    } else {
+      await t.api(`/v2/workflows/runs/${runId}?cancel=false`, {
+        method: 'DELETE',
+        body: JSON.stringify(outs[2]?.out),
+      });
+    }
+    return { status: 200 };
+  }
+
+  beforeAll(async () => {
+    clock = new ManualClock(Date.now());
+    t = await startFerry({ storage, clock, engine: false });
+    endpoint = await startReceiver((req) => step(req));
+    failures = await startReceiver(() => ({ status: 200 }));
+  });
+  afterAll(async () => {
+    await t.close();
+    await endpoint.close();
+    await failures.close();
+  });
+
+  const trigger = (runId: string, payload: string, label: string) =>
+    t.api(`/v2/publish/${endpoint.url}/wf`, {
+      method: 'POST',
+      headers: {
+        'Svc-Workflow-RunId': runId,
+        'Svc-Workflow-Init': 'true',
+        'Svc-Label': label,
+        'Svc-Retries': '0',
+        'Svc-Failure-Callback': `${failures.url}/failed`,
+      },
+      body: payload,
+    });
+
+  it('fails into the DLQ, resumes in bulk by label with count 1, reuses the first step', async () => {
+    expect((await trigger('wfr_svc-a', 'a', 'billing')).status).toBe(200);
+    expect((await trigger('wfr_svc-b', 'b', 'billing')).status).toBe(200);
+    expect((await trigger('wfr_svc-c', 'c', 'other')).status).toBe(200);
+    // The same run id again: a duplicate, not a second run.
+    expect(await (await trigger('wfr_svc-a', 'a', 'billing')).json()).toMatchObject({
+      deduplicated: true,
+    });
+    await drive();
+
+    expect(failures.requests).toHaveLength(3);
+    const failure = JSON.parse(failures.requests[0]?.body.toString() ?? '') as Record<
+      string,
+      unknown
+    >;
+    expect(failure).toMatchObject({ status: 500, workflowUrl: `${endpoint.url}/wf` });
+    expect(failures.requests[0]?.headers['svc-workflow-failure-callback']).toBe('true');
+    const dlq = (await (await t.api('/v2/dlq?source=workflow&label=billing')).json()) as {
+      messages: { dlqId: string; workflowRunId: string; failureFunctionState: string }[];
+    };
+    expect(dlq.messages.map((m) => m.workflowRunId).sort()).toEqual(['wfr_svc-a', 'wfr_svc-b']);
+    expect(dlq.messages[0]?.failureFunctionState).toBe('CALLBACK_SUCCESS');
+    const same = (await (await t.api('/v2/workflows/dlq?label=billing')).json()) as typeof dlq;
+    expect(same.messages.map((m) => m.dlqId)).toEqual(dlq.messages.map((m) => m.dlqId));
+
+    fixed = true;
+    const resume = (cursor?: string) =>
+      t
+        .api(`/v2/workflows/dlq/resume?label=billing&count=1${cursor ? `&cursor=${cursor}` : ''}`, {
+          method: 'POST',
+          headers: { 'Svc-Retries': '2' },
+        })
+        .then(
+          async (r) =>
+            (await r.json()) as {
+              workflowRuns: { workflowRunId: string; workflowCreatedAt: number }[];
+              cursor: string;
+            },
+        );
+    const first = await resume();
+    expect(first.workflowRuns).toHaveLength(1);
+    expect(first.cursor).not.toBe('');
+    const second = await resume(first.cursor);
+    expect(second.workflowRuns).toHaveLength(1);
+    expect(second.cursor).toBe('');
+    await drive();
+
+    const logs = (await (
+      await t.api('/v2/workflows/logs?label=billing&state=RUN_SUCCESS')
+    ).json()) as {
+      runs: { workflowRunResponse: string; resumedFrom: { runId: string } }[];
+    };
+    expect(logs.runs.map((r) => JSON.parse(r.workflowRunResponse) as string).sort()).toEqual([
+      'one-a-two-three',
+      'one-b-two-three',
+    ]);
+    expect(sideEffects.sort()).toEqual(['a', 'b', 'c']);
+    const left = (await (await t.api('/v2/workflows/dlq')).json()) as typeof dlq;
+    expect(left.messages.map((m) => m.workflowRunId)).toEqual(['wfr_svc-c']);
+
+    // The Ferry SDK: logs, the workflow DLQ, and a restart (from the first step: it runs again).
+    const { runs } = await t.client.workflows.logs({
+      filter: { label: 'billing', state: 'RUN_SUCCESS' },
+    });
+    expect(runs).toHaveLength(2);
+    const { messages } = await t.client.workflows.dlq();
+    const restarted = await t.client.workflows.resume(
+      { dlqIds: messages.map((m) => m.dlqId) },
+      { restart: true },
+    );
+    expect(restarted.workflowRuns).toHaveLength(1);
+    await drive();
+    const [run] = (
+      await t.client.workflows.logs({
+        filter: { workflowRunId: restarted.workflowRuns[0]?.workflowRunId },
+      })
+    ).runs;
+    expect(run?.workflowState).toBe('RUN_SUCCESS');
+    expect(run?.resumedFrom).toEqual({ runId: 'wfr_svc-c', kind: 'restart' });
+    expect(sideEffects.sort()).toEqual(['a', 'b', 'c', 'c']);
+    expect((await t.client.workflows.dlq()).messages).toEqual([]);
+  });
+
+  it('rejects bad input with 400 naming the field', async () => {
+    const bad = await t.api(`/v2/publish/${endpoint.url}/wf`, {
+      method: 'POST',
+      headers: { 'Svc-Workflow-RunId': 'wfr bad id' },
+    });
+    expect(bad.status).toBe(400);
+    expect(await bad.text()).toContain('Svc-Workflow-RunId');
+    const ended = await t.api(`/v2/publish/${endpoint.url}/wf`, {
+      method: 'POST',
+      headers: { 'Svc-Workflow-RunId': 'wfr_unknown' },
+    });
+    expect(ended.status).toBe(400);
+    const filter = await t.api('/v2/workflows/dlq/resume?labeel=x', { method: 'POST' });
+    expect(filter.status).toBe(400);
+    const bare = await t.api('/v2/workflows/dlq/resume', { method: 'POST' });
+    expect(bare.status).toBe(400);
+  });
+});
+
+describe('lazy fetch of the history', () => {
+  it('sends an empty body past the inline limit; the history comes from GET /v2/workflows/runs/{id}', async () => {
+    const clock = new ManualClock(Date.now());
+    const t = await startFerry({ clock, engine: false, args: ['--workflow-inline-history', '0'] });
+    const seen: Received[] = [];
+    const endpoint = await startReceiver((req) => {
+      seen.push(req);
+      return { status: 200 };
+    });
+    try {
+      await t.api(`/v2/publish/${endpoint.url}/wf`, {
+        method: 'POST',
+        headers: { 'Svc-Workflow-RunId': 'wfr_lazy', 'Svc-Workflow-Init': 'true' },
+        body: 'payload',
+      });
+      await t.ferry.engine.runOnce();
+      expect(seen[0]?.body.byteLength).toBe(0);
+      const steps = (await (await t.api('/v2/workflows/runs/wfr_lazy')).json()) as RawStep[];
+      expect(steps).toEqual([
+        {
+          messageId: seen[0]?.headers['svc-message-id'],
+          body: Buffer.from('payload').toString('base64'),
+          callType: 'step',
+        },
+      ]);
+    } finally {
+      await t.close();
+      await endpoint.close();
+    }
+  });
+});

@@ -1,0 +1,234 @@
+/**
+ * With `--header-prefix Upstash`, workflows written with the official `@upstash/workflow` SDK
+ * run against Ferry unchanged: sequential steps, sleep, parallel steps, `context.call`, the
+ * result, cancel, the logs, failure (failure function, workflow DLQ) and bulk resume. Time is the
+ * manual clock; deliveries happen only through `engine.runOnce()`.
+ */
+import { Client as QStashClient, Receiver } from '@upstash/qstash';
+import { Client, serve, type WorkflowContext } from '@upstash/workflow';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../src/core/clock.js';
+import { STORAGES, startFerry, type TestFerry } from './helpers/ferry.js';
+import { startReceiver, type Receiver as Destination } from './helpers/receiver.js';
+import { startWorkflowServer, type WorkflowServer } from './helpers/workflow-server.js';
+
+describe.each(STORAGES)('official @upstash/workflow SDK against Ferry (%s)', (storage) => {
+  let t: TestFerry;
+  let clock: ManualClock;
+  let server: WorkflowServer;
+  let third: Destination;
+  let client: Client;
+  let qstash: QStashClient;
+
+  /** Delivers until nothing is due now; returns the attempts made. */
+  async function drive(): Promise<number> {
+    let total = 0;
+    for (let round = 0; round < 100; round++) {
+      const n = await t.ferry.engine.runOnce();
+      if (n === 0) return total;
+      total += n;
+    }
+    throw new Error('the workflow did not settle in 100 rounds');
+  }
+
+  function workflow<T>(
+    path: string,
+    fn: (context: WorkflowContext<T>) => Promise<unknown>,
+    extra = {},
+  ) {
+    const url = `${server.url}${path}`;
+    const { handler } = serve<T>(fn, {
+      qstashClient: qstash,
+      receiver: new Receiver({
+        currentSigningKey: t.account.currentSigningKey,
+        nextSigningKey: t.account.nextSigningKey,
+      }),
+      url,
+      disableTelemetry: true,
+      ...extra,
+    });
+    server.route(path, handler);
+    return url;
+  }
+
+  beforeAll(async () => {
+    clock = new ManualClock(Date.now());
+    t = await startFerry({ storage, clock, engine: false, args: ['--header-prefix', 'Upstash'] });
+    server = await startWorkflowServer();
+    third = await startReceiver((req) => ({
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ echoed: req.body.toString(), path: req.path }),
+    }));
+    qstash = new QStashClient({
+      baseUrl: t.url,
+      token: t.token,
+      retry: false,
+      enableTelemetry: false,
+    });
+    client = new Client({ baseUrl: t.url, token: t.token, retry: false });
+  });
+  afterAll(async () => {
+    await t.close();
+    await server.close();
+    await third.close();
+  });
+
+  it('runs sequential steps, sleep, parallel steps and context.call to completion', async () => {
+    const sideEffects: string[] = [];
+    const url = workflow<{ n: number }>('/wf/full', async (context) => {
+      const a = await context.run('double', () => {
+        sideEffects.push('double');
+        return context.requestPayload.n * 2;
+      });
+      await context.sleep('nap', 60);
+      const [b, c] = await Promise.all([
+        context.run('plus-one', () => a + 1),
+        context.run('plus-two', () => a + 2),
+      ]);
+      const call = await context.call<{ echoed: string }>('call-third', {
+        url: `${third.url}/echo`,
+        method: 'POST',
+        body: JSON.stringify({ sum: b + c }),
+      });
+      return { a, b, c, status: call.status, echoed: call.body.echoed };
+    });
+    const { workflowRunId } = await client.trigger({ url, body: { n: 5 }, label: 'full' });
+    expect(workflowRunId).toMatch(/^wfr_/);
+
+    await drive();
+    // Held by the sleep: a delayed message, nothing due before 60 s pass.
+    let [run] = (await client.logs({ workflowRunId })).runs;
+    expect(run?.workflowState).toBe('RUN_STARTED');
+    clock.advance(60_000);
+    await drive();
+
+    [run] = (await client.logs({ workflowRunId })).runs;
+    expect(run?.workflowState).toBe('RUN_SUCCESS');
+    expect(JSON.parse(run?.workflowRunResponse ?? '')).toEqual({
+      a: 10,
+      b: 11,
+      c: 12,
+      status: 200,
+      echoed: JSON.stringify({ sum: 23 }),
+    });
+    expect(run?.labels).toEqual(['full']);
+    expect(sideEffects).toEqual(['double']);
+    expect(third.requests).toHaveLength(1);
+  });
+
+  it('starts a run from a first direct call to the endpoint', async () => {
+    const url = workflow<string>(
+      '/wf/direct',
+      async (context) => {
+        const text = await context.run('upper', () => String(context.requestPayload).toUpperCase());
+        return text;
+      },
+      { receiver: undefined },
+    ); // a direct call carries no signature
+    const response = await fetch(url, { method: 'POST', body: 'hello' });
+    expect(response.status).toBe(200);
+    const { workflowRunId } = (await response.json()) as { workflowRunId: string };
+    await drive();
+    const [run] = (await client.logs({ workflowRunId })).runs;
+    expect(run?.workflowState).toBe('RUN_SUCCESS');
+    expect(JSON.parse(run?.workflowRunResponse ?? '')).toBe('HELLO');
+  });
+
+  it('cancels a run: its pending step is never delivered', async () => {
+    const url = workflow('/wf/cancel', async (context) => {
+      await context.sleep('long', 3600);
+      await context.run('after', () => 'never');
+    });
+    const { workflowRunId } = await client.trigger({ url });
+    await drive();
+    expect(await client.cancel({ ids: workflowRunId })).toEqual({ cancelled: 1 });
+    const hits = server.hits.get('/wf/cancel');
+    clock.advance(3_600_000);
+    await drive();
+    expect(server.hits.get('/wf/cancel')).toBe(hits);
+    const [run] = (await client.logs({ workflowRunId })).runs;
+    expect(run?.workflowState).toBe('RUN_CANCELED');
+  });
+
+  it('fails a run into the workflow DLQ, calls the failure function, resumes in bulk with reuse', async () => {
+    let fixed = false;
+    const firstStepRuns: string[] = [];
+    const failures: { runId: string; status: number; response: string }[] = [];
+    const url = workflow<{ id: string }>(
+      '/wf/three',
+      async (context) => {
+        const one = await context.run('one', () => {
+          firstStepRuns.push(context.requestPayload.id);
+          return `one-${context.requestPayload.id}`;
+        });
+        const two = await context.run('two', () => {
+          if (!fixed) throw new Error('two is broken');
+          return `${one}-two`;
+        });
+        return context.run('three', () => `${two}-three`);
+      },
+      {
+        failureFunction: ({
+          context,
+          failStatus,
+          failResponse,
+        }: {
+          context: WorkflowContext;
+          failStatus: number;
+          failResponse: string;
+        }) => {
+          failures.push({
+            runId: context.workflowRunId,
+            status: failStatus,
+            response: failResponse,
+          });
+        },
+      },
+    );
+    const a = await client.trigger({ url, body: { id: 'a' }, label: 'billing', retries: 0 });
+    const b = await client.trigger({ url, body: { id: 'b' }, label: 'billing', retries: 0 });
+    const other = await client.trigger({ url, body: { id: 'c' }, label: 'other', retries: 0 });
+    await drive();
+
+    expect(failures.map((f) => f.runId).sort()).toEqual(
+      [a.workflowRunId, b.workflowRunId, other.workflowRunId].sort(),
+    );
+    expect(failures[0]).toMatchObject({ status: 500, response: 'two is broken' });
+    const dlq = await client.dlq.list();
+    expect(dlq.messages).toHaveLength(3);
+    const entryA = dlq.messages.find((m) => m.workflowRunId === a.workflowRunId);
+    expect(entryA).toMatchObject({
+      workflowUrl: url,
+      responseStatus: 500,
+      failureCallbackInfo: { state: 'CALLBACK_SUCCESS' },
+    });
+    expect(typeof entryA?.workflowCreatedAt).toBe('number');
+    const [failedRun] = (await client.logs({ workflowRunId: a.workflowRunId })).runs;
+    expect(failedRun?.workflowState).toBe('RUN_FAILED');
+
+    fixed = true;
+    const first = await client.dlq.resume({ filter: { label: 'billing' }, count: 1 });
+    expect(first.workflowRuns).toHaveLength(1);
+    expect(first.cursor).toBeTruthy();
+    const second = await client.dlq.resume({
+      filter: { label: 'billing' },
+      count: 1,
+      cursor: first.cursor,
+    });
+    expect(second.workflowRuns).toHaveLength(1);
+    expect(second.cursor).toBeUndefined(); // "" on the wire: everything matching was processed
+    await drive();
+
+    for (const resumed of [...first.workflowRuns, ...second.workflowRuns]) {
+      expect(resumed.workflowRunId).toMatch(/^wfr_/);
+      const [run] = (await client.logs({ workflowRunId: resumed.workflowRunId })).runs;
+      expect(run?.workflowState).toBe('RUN_SUCCESS');
+      expect(JSON.parse(run?.workflowRunResponse ?? '')).toMatch(/^one-[ab]-two-three$/);
+    }
+    // The first step's result was reused: its side effect happened once per run.
+    expect(firstStepRuns.sort()).toEqual(['a', 'b', 'c']);
+    const left = await client.dlq.list();
+    expect(left.messages.map((m) => m.workflowRunId)).toEqual([other.workflowRunId]);
+  });
+});
