@@ -18,6 +18,7 @@ import type {
 import { badRequest } from '../../core/errors.js';
 import { newLeaseToken } from '../../core/ids.js';
 import { LeaseTable } from './lease-table.js';
+import { SqliteLimitOps } from './sqlite-limit-ops.js';
 import type {
   AccountGetParams,
   AccountInsertParams,
@@ -115,10 +116,14 @@ export class SqliteOps {
   /** The schedule operations (`sqlite-schedules.ts`), on the same connection. */
   readonly schedules: SqliteScheduleOps;
 
+  /** DLQ eviction and the request-rate counter (`sqlite-limit-ops.ts`). */
+  readonly limits: SqliteLimitOps;
+
   constructor(db: Database.Database) {
     this.statements = new SqliteStatements(db);
     this.management = new SqliteManagementOps(this.statements, this.leases);
     this.schedules = new SqliteScheduleOps(db);
+    this.limits = new SqliteLimitOps(this.statements);
   }
 
   private stmt(sql: string): Statement {
