@@ -6,6 +6,7 @@ import type { Message } from '../../core/types.js';
 import { retryDlqEntries, type RetryOverride } from '../../engine/dlq-retry.js';
 import type { RecordFilter } from '../../storage/driver.js';
 import type { ApiContext } from '../context.js';
+import { admitRequest } from '../limits.js';
 import { dlqJson } from '../presenters.js';
 import { parseQuery, type ParsedQuery } from '../query.js';
 import { searchParams } from './messages.js';
@@ -132,6 +133,7 @@ export function dlqRoutes(app: FastifyInstance, ctx: ApiContext): void {
       dlqId: request.params.dlqId,
     });
     if (!entry) throw notFound(`DLQ entry "${request.params.dlqId}" not found`);
+    await admitRequest(ctx, request, reply, 1);
     const [message] = await retryDlqEntries({
       executor: ctx.executor,
       clock: ctx.clock,
@@ -147,6 +149,7 @@ export function dlqRoutes(app: FastifyInstance, ctx: ApiContext): void {
   app.post('/v2/dlq/retry', async (request, reply) => {
     const { filter, cursor, count } = dlqQuery(request.url);
     const result = await page(request.account.id, filter, cursor, count);
+    if (result.items.length > 0) await admitRequest(ctx, request, reply, result.items.length);
     const messages = await retryDlqEntries({
       executor: ctx.executor,
       clock: ctx.clock,
