@@ -4,34 +4,13 @@
  * RateLimit-*, reset at the UTC day boundary, fan-out and callbacks counted), max_dlq_size
  * (oldest entries evicted, a DLQ_EVICTED event), and the publish-time limits naming their value.
  */
-import { writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../src/cli/credentials.js';
 import { ManualClock } from '../src/core/clock.js';
 import type { PlanName } from '../src/core/types.js';
 import { STORAGES, startFerry, type TestFerry } from './helpers/ferry.js';
+import { limitPlanArgs } from './helpers/limits.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
-
-/** Small limits: `paid` has a low request rate, `free` low daily quotas and a tiny DLQ. */
-export const LIMIT_PLANS = {
-  paid: { max_requests_per_second: 3 },
-  free: {
-    max_requests_per_second: 1_000,
-    max_requests_per_day: 4,
-    max_requests_per_day_hard: 6,
-    max_dlq_size: 2,
-  },
-};
-
-/** Writes `LIMIT_PLANS` to a temporary file and returns the `--plans-file` flags. */
-export function limitPlanArgs(): string[] {
-  const file = join(tmpdir(), `ferry-plans-${randomBytes(4).toString('hex')}.json`);
-  writeFileSync(file, JSON.stringify(LIMIT_PLANS));
-  return ['--plans-file', file];
-}
 
 /** 2026-06-01 09:00:00.250 UTC: a quarter into a second, 15 h before the next UTC midnight. */
 const T0 = Date.UTC(2026, 5, 1, 9, 0, 0, 250);
