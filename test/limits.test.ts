@@ -80,7 +80,7 @@ describe.each(STORAGES)('account limits on %s', (storage) => {
   it('daily quota: soft headers, then 429 at the hard limit; fan-out and callbacks count; it resets at midnight UTC', async () => {
     clock.set(T0);
     const api = await account('free');
-    const soft = async (res: Response) => {
+    const soft = (res: Response) => {
       expect(res.status).toBe(200);
       return limitHeaders(res, '').Remaining;
     };
@@ -102,7 +102,7 @@ describe.each(STORAGES)('account limits on %s', (storage) => {
     });
     expect(limitHeaders(batch, '').Remaining).toBe('0');
     // Beyond the soft quota: still accepted, Remaining stays 0.
-    expect(await soft(await publish(api))).toBe('0');
+    expect(soft(await publish(api))).toBe('0');
     // 5 used; a URL group of two endpoints would make 7 > 6: refused as a whole.
     const group = await api('/v2/topics/pair/endpoints', {
       method: 'POST',
@@ -121,7 +121,7 @@ describe.each(STORAGES)('account limits on %s', (storage) => {
         '5 created today, this request would create 2',
     );
     // One message still fits; then even one is refused.
-    expect(await soft(await publish(api))).toBe('0');
+    expect(soft(await publish(api))).toBe('0');
     const full = await publish(api);
     expect(full.status).toBe(429);
     expect(limitHeaders(full, '').Remaining).toBe('0');

@@ -196,7 +196,9 @@ describe('official Client and Ferry’s account limits', () => {
   it('max_requests_per_second → QstashRatelimitError with the Burst-RateLimit-* values', async () => {
     const sdk = await clientOf('paid'); // 3 requests per second
     for (let i = 0; i < 3; i++) await sdk.publish({ url: 'https://example.com/x', body: 'x' });
-    const error: unknown = await sdk.publish({ url: 'https://example.com/x' }).catch((e) => e);
+    const error: unknown = await sdk
+      .publish({ url: 'https://example.com/x' })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(QstashRatelimitError);
     expect(error).not.toBeInstanceOf(QstashDailyRatelimitError);
     expect(error).toMatchObject({
@@ -212,7 +214,9 @@ describe('official Client and Ferry’s account limits', () => {
       limitClock.advance(1_000); // stay clear of the per-second limit
       await sdk.publish({ url: 'https://example.com/x', body: 'x' });
     }
-    const error: unknown = await sdk.publish({ url: 'https://example.com/x' }).catch((e) => e);
+    const error: unknown = await sdk
+      .publish({ url: 'https://example.com/x' })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(QstashDailyRatelimitError);
     expect(error).toMatchObject({
       limit: '6',
