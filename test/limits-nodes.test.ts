@@ -4,14 +4,11 @@
  * node's metering has flushed (docs/limits.md, "Across nodes").
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createFerry, type Ferry } from '../src/app.js';
-import { loadConfig } from '../src/cli/config.js';
+import type { Ferry } from '../src/app.js';
 import { createAccount } from '../src/cli/credentials.js';
 import { ManualClock } from '../src/core/clock.js';
-import { silentLogger } from '../src/core/logger.js';
 import type { PlanName } from '../src/core/types.js';
-import { openPostgresDriver } from '../src/storage/postgres/postgres-driver.js';
-import { pgUrl, startFerry, type TestFerry } from './helpers/ferry.js';
+import { pgUrl, startFerry, startSecondNode, type TestFerry } from './helpers/ferry.js';
 import { limitPlanArgs } from './helpers/limits.js';
 
 const T0 = Date.UTC(2026, 5, 1, 9, 0, 0, 250);
@@ -24,17 +21,7 @@ describe.skipIf(!pgUrl)('account limits across two nodes sharing PostgreSQL', ()
   beforeAll(async () => {
     const plans = limitPlanArgs();
     a = await startFerry({ clock, engine: false, storage: 'postgres', args: plans });
-    const config = loadConfig(
-      ['--port', '0', '--data-dir', a.config.dataDir, '--roles', 'api', ...plans],
-      {},
-    );
-    b = await createFerry({
-      config,
-      clock,
-      logger: silentLogger,
-      driver: openPostgresDriver({ url: pgUrl ?? '', schema: a.schema }),
-    });
-    await b.start();
+    b = await startSecondNode(a, clock, plans);
   });
   afterAll(async () => {
     await b.stop();
