@@ -1,4 +1,4 @@
-/** Plans with small limits for the account-limit tests, as a `--plans-file`. */
+/** Plans files for tests: small account limits, or limits out of a test's way. */
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,9 +15,12 @@ export const LIMIT_PLANS = {
   },
 };
 
-/** Writes `LIMIT_PLANS` to a temporary file and returns the `--plans-file` flags. */
-export function limitPlanArgs(): string[] {
+/** Writes plan overrides to a temporary file and returns the `--plans-file` flags. */
+export function planArgs(plans: object): string[] {
   const file = join(tmpdir(), `ferry-plans-${randomBytes(4).toString('hex')}.json`);
-  writeFileSync(file, JSON.stringify(LIMIT_PLANS));
+  writeFileSync(file, JSON.stringify(plans));
   return ['--plans-file', file];
 }
+
+/** The `--plans-file` flags of `LIMIT_PLANS`. */
+export const limitPlanArgs = (): string[] => planArgs(LIMIT_PLANS);
