@@ -138,6 +138,7 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
       onSchedulesChanged: () => scheduler.wake(),
       usage: meter,
       monthCount: (accountId, metric, now) => meter.monthCount(accountId, metric, now),
+      dayCount: (accountId, metric, now) => meter.dayCount(accountId, metric, now),
     },
     {
       bodyLimit: Math.max(config.plans.free.max_message_size, config.plans.paid.max_message_size),

@@ -5,10 +5,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFerry, type TestFerry } from './helpers/ferry.js';
+import { planArgs } from './helpers/limits.js';
 
 let t: TestFerry;
 beforeAll(async () => {
-  t = await startFerry({ engine: false, plan: 'free' });
+  // Hundreds of requests a second: the request-rate limit is not what this test is about.
+  const args = planArgs({ free: { max_requests_per_second: 0 } });
+  t = await startFerry({ engine: false, plan: 'free', args });
 });
 afterAll(async () => {
   await t.close();

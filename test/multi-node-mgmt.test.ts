@@ -3,13 +3,10 @@
  * is refused by the other node's very next request, and both nodes' metering adds up.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createFerry, type Ferry } from '../src/app.js';
-import { loadConfig } from '../src/cli/config.js';
+import type { Ferry } from '../src/app.js';
 import { ManualClock } from '../src/core/clock.js';
-import { silentLogger } from '../src/core/logger.js';
 import type { UsageStats } from '../src/core/usage-stats.js';
-import { openPostgresDriver } from '../src/storage/postgres/postgres-driver.js';
-import { pgUrl, startFerry, type TestFerry } from './helpers/ferry.js';
+import { pgUrl, startFerry, startSecondNode, type TestFerry } from './helpers/ferry.js';
 import { createMgmtUser, createQueueAccount, withToken, type MgmtUser } from './helpers/mgmt.js';
 
 describe.skipIf(!pgUrl)('two nodes sharing PostgreSQL', () => {
@@ -20,17 +17,7 @@ describe.skipIf(!pgUrl)('two nodes sharing PostgreSQL', () => {
 
   beforeAll(async () => {
     a = await startFerry({ clock, engine: false, storage: 'postgres' });
-    const config = loadConfig(
-      ['--port', '0', '--data-dir', a.config.dataDir, '--roles', 'api'],
-      {},
-    );
-    b = await createFerry({
-      config,
-      clock,
-      logger: silentLogger,
-      driver: openPostgresDriver({ url: pgUrl ?? '', schema: a.schema }),
-    });
-    await b.start();
+    b = await startSecondNode(a, clock);
     admin = await createMgmtUser(a);
   });
   afterAll(async () => {

@@ -1,12 +1,15 @@
 /**
  * With `--header-prefix Upstash`, the official `@upstash/qstash` Client and Receiver work against
  * Ferry unchanged: publish, message lookup and cancel, logs, the DLQ, URL groups, batch,
- * schedules and signature verification.
+ * schedules and signature verification; and it maps Ferry's 429s to its rate-limit errors.
  */
-import { Client, Receiver } from '@upstash/qstash';
+import { Client, QstashDailyRatelimitError, QstashRatelimitError, Receiver } from '@upstash/qstash';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/core/clock.js';
+import { createAccount } from '../src/cli/credentials.js';
+import type { PlanName } from '../src/core/types.js';
 import { startFerry, type TestFerry } from './helpers/ferry.js';
+import { limitPlanArgs } from './helpers/limits.js';
 import { startReceiver, type Receiver as Destination } from './helpers/receiver.js';
 
 let t: TestFerry;
@@ -167,5 +170,58 @@ describe('official @upstash/qstash Client in Upstash mode', () => {
 
     await client.schedules.delete(scheduleId);
     await expect(client.schedules.get(scheduleId)).rejects.toThrow(/not found/);
+  });
+});
+
+describe('official Client and Ferry’s account limits', () => {
+  const T0 = Date.UTC(2026, 5, 1, 9, 0, 0, 250);
+  const limitClock = new ManualClock(T0);
+  let limited: TestFerry;
+
+  beforeAll(async () => {
+    limited = await startFerry({
+      clock: limitClock,
+      engine: false,
+      args: ['--header-prefix', 'Upstash', ...limitPlanArgs()],
+    });
+  });
+  afterAll(() => limited.close());
+
+  async function clientOf(plan: PlanName): Promise<Client> {
+    const executor = limited.ferry.driver.executor;
+    const { token } = await createAccount({ executor, plan, now: T0 });
+    return new Client({ baseUrl: limited.url, token, enableTelemetry: false, retry: false });
+  }
+
+  it('max_requests_per_second → QstashRatelimitError with the Burst-RateLimit-* values', async () => {
+    const sdk = await clientOf('paid'); // 3 requests per second
+    for (let i = 0; i < 3; i++) await sdk.publish({ url: 'https://example.com/x', body: 'x' });
+    const error: unknown = await sdk
+      .publish({ url: 'https://example.com/x' })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(QstashRatelimitError);
+    expect(error).not.toBeInstanceOf(QstashDailyRatelimitError);
+    expect(error).toMatchObject({
+      limit: '3',
+      remaining: '0',
+      reset: String(Math.floor(T0 / 1000) + 1),
+    });
+  });
+
+  it('max_requests_per_day_hard → QstashDailyRatelimitError with the RateLimit-* values', async () => {
+    const sdk = await clientOf('free'); // soft 4, hard 6 per UTC day
+    for (let i = 0; i < 6; i++) {
+      limitClock.advance(1_000); // stay clear of the per-second limit
+      await sdk.publish({ url: 'https://example.com/x', body: 'x' });
+    }
+    const error: unknown = await sdk
+      .publish({ url: 'https://example.com/x' })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(QstashDailyRatelimitError);
+    expect(error).toMatchObject({
+      limit: '6',
+      remaining: '0',
+      reset: String(Date.UTC(2026, 5, 2) / 1000),
+    });
   });
 });

@@ -23,6 +23,8 @@ export interface ApiContext {
   usage: UsageRecorder;
   /** This month's metered count of a metric for an account (budget checks). */
   monthCount(accountId: string, metric: UsageMetric, now: number): Promise<number>;
+  /** Today's (UTC) metered count of a metric for an account (daily quotas). */
+  dayCount(accountId: string, metric: UsageMetric, now: number): Promise<number>;
   /** A schedule was created, replaced or resumed: wake this node's scheduler. */
   onSchedulesChanged: () => void;
 }

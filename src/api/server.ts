@@ -8,6 +8,7 @@ import type { Logger } from '../core/logger.js';
 import { authHook } from './auth.js';
 import type { ApiContext } from './context.js';
 import { installErrorHandling } from './errors.js';
+import { requestRateHook } from './limits.js';
 import { batchRoutes } from './routes/batch.js';
 import { dlqRoutes } from './routes/dlq.js';
 import { eventRoutes } from './routes/events.js';
@@ -68,6 +69,7 @@ export function buildServer(ctx: ApiContext, options: ServerOptions): FastifyIns
   void app.register((messaging, _opts, done) => {
     messaging.decorateRequest('account');
     messaging.addHook('onRequest', authHook(ctx));
+    messaging.addHook('onRequest', requestRateHook(ctx));
     // Metered bandwidth: every authenticated exchange's body bytes, both ways.
     messaging.addHook('onResponse', (request, reply, done) => {
       if (request.account)

@@ -132,7 +132,12 @@ export type EventState =
   | 'RETRY'
   | 'FAILED'
   | 'CANCEL_REQUESTED'
-  | 'CANCELLED';
+  | 'CANCELLED'
+  /**
+   * The message's DLQ entry was deleted to make room for a newer one (`max_dlq_size`); logged
+   * after FAILED, with the entry's id and the limit in `error`.
+   */
+  | 'DLQ_EVICTED';
 
 export const EVENT_STATES: readonly EventState[] = [
   'CREATED',
@@ -143,6 +148,7 @@ export const EVENT_STATES: readonly EventState[] = [
   'FAILED',
   'CANCEL_REQUESTED',
   'CANCELLED',
+  'DLQ_EVICTED',
 ];
 
 /** The message fields every event, DLQ entry and filter needs, copied at write time. */

@@ -314,6 +314,7 @@ export class Engine {
       outcome,
       finishedAt,
       dlqRetentionMs: limits.max_dlq_retention_time_milis,
+      maxDlqSize: limits.max_dlq_size,
     };
   }
 

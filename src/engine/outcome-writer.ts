@@ -48,6 +48,8 @@ export type Completion =
       outcome: Outcome;
       finishedAt: number;
       dlqRetentionMs: number;
+      /** The account's `max_dlq_size` (0 = no limit): older entries are evicted beyond it. */
+      maxDlqSize: number;
     }
   /** Shutdown interrupted the attempt: due again, no attempt counted. */
   | { kind: 'release'; message: ClaimedMessage }
@@ -78,6 +80,36 @@ export interface OutcomeWriterOptions {
   onMessagesStored?: () => void;
   /** Counts outcomes (`delivered`, `retried`, `failed`) once their commit succeeded. */
   usage?: UsageRecorder;
+}
+
+/**
+ * Keeps each account that just got DLQ entries within its `max_dlq_size`: deletes its oldest
+ * entries beyond it (in the outcome transaction, after the inserts) and returns a DLQ_EVICTED
+ * event for each. The size is kept by the database, so an account under its limit costs one
+ * primary-key read.
+ */
+async function evictBeyondLimit(
+  tx: Executor,
+  outcomes: readonly Extract<Completion, { kind: 'outcome' }>[],
+  now: number,
+): Promise<EventRecord[]> {
+  const limits = new Map<string, number>();
+  for (const c of outcomes) {
+    if (c.outcome.kind === 'failed' && c.maxDlqSize > 0) {
+      limits.set(c.message.accountId, c.maxDlqSize);
+    }
+  }
+  const events: EventRecord[] = [];
+  for (const [accountId, maxSize] of limits) {
+    for (const entry of await tx.dlqEvictOldest({ accountId, maxSize })) {
+      events.push(
+        eventOf(entry.message, 'DLQ_EVICTED', now, {
+          error: `DLQ entry ${entry.dlqId} evicted: the account's max_dlq_size (${maxSize}) was reached`,
+        }),
+      );
+    }
+  }
+  return events;
 }
 
 export class OutcomeWriter {
@@ -162,11 +194,14 @@ export class OutcomeWriter {
         out.messages.push(...(await applyWorkflowOutcomes(tx, out.workflow)));
       }
       for (const m of out.messages) out.events.push(eventOf(m, 'CREATED', m.createdAt));
-      await Promise.all([
+      const [, , evicted] = await Promise.all([
         out.messages.length > 0 ? tx.messageInsertMany({ messages: out.messages }) : undefined,
         out.events.length > 0 ? tx.eventInsertMany({ events: out.events }) : undefined,
-        out.dlq.length > 0 ? tx.dlqInsertMany({ entries: out.dlq }) : undefined,
+        out.dlq.length > 0
+          ? tx.dlqInsertMany({ entries: out.dlq }).then(() => evictBeyondLimit(tx, applied, now))
+          : [],
       ]);
+      if (evicted.length > 0) await tx.eventInsertMany({ events: evicted });
       created = out.messages;
     }, NOT_DURABLE);
     if (created.length > 0) this.options.onMessagesStored?.();

@@ -78,4 +78,22 @@ describe('UsageMeter', () => {
     expect(await meter.monthCount('acct', 'messages', clock.now())).toBe(2);
     expect(await meter.monthCount('acct', 'delivered', clock.now())).toBe(0);
   });
+
+  it('dayCount counts today (UTC) only, flushed or not, and a flush is never counted twice', async () => {
+    meter.add('acct', 'messages', 7, T0 - 86_400_000); // yesterday
+    meter.add('acct', 'messages', 4); // today, 23:58
+    await meter.runOnce();
+    meter.add('acct', 'messages', 1);
+    expect(await meter.dayCount('acct', 'messages', clock.now())).toBe(5);
+    // A read while a flush is running waits for it: 5 + 1, not 5 + 1 + 1.
+    meter.add('acct', 'messages', 1);
+    const flushing = meter.runOnce();
+    clock.advance(1_000); // past the cached read
+    expect(await meter.dayCount('acct', 'messages', clock.now())).toBe(6);
+    await flushing;
+    clock.advance(2 * MIN); // the next UTC day: the quota starts over
+    expect(await meter.dayCount('acct', 'messages', clock.now())).toBe(0);
+    meter.add('acct', 'messages', 3);
+    expect(await meter.dayCount('acct', 'messages', clock.now())).toBe(3);
+  });
 });

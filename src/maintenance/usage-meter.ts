@@ -11,6 +11,7 @@
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import type { UsageCount, UsageMetric } from '../core/management.js';
+import { utcDayOf } from '../core/rate-limits.js';
 import { MINUTE_MS, monthWindow } from '../core/usage-stats.js';
 import type { Executor } from '../storage/driver.js';
 
@@ -20,13 +21,13 @@ export interface UsageMeterOptions {
   logger: Logger;
   /** How often counts are flushed, ms (default 5,000). */
   intervalMs?: number;
-  /** How long a month total read for a budget check is reused, ms (default 1,000). */
+  /** How long a month or day total read for a budget or quota check is reused, ms (default 1,000). */
   monthCacheMs?: number;
 }
 
-/** A month's stored total of one metric, as read at some time. */
-interface MonthTotal {
-  /** Start of the month, ms. */
+/** A month's or a day's stored total of one metric, as read at some time. */
+interface StoredTotal {
+  /** Start of the month or day, ms. */
   from: number;
   value: number;
   expiresAt: number;
@@ -39,8 +40,10 @@ export class UsageMeter {
   private pending = new Map<string, SubjectCounts>();
   /** Counts being written by the running flush: still counted by `monthCount`. */
   private flushing = new Map<string, SubjectCounts>();
-  /** Month totals read from storage, per subject and metric. */
-  private readonly monthCache = new Map<string, Map<UsageMetric, MonthTotal>>();
+  /** Month and day totals read from storage, per subject and `metric:span`. */
+  private readonly totals = new Map<string, Map<string, StoredTotal>>();
+  /** Flushes completed so far: a read that a flush overlapped is not cached. */
+  private flushes = 0;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<number> | undefined;
 
@@ -96,7 +99,8 @@ export class UsageMeter {
     }
     this.running = this.options.executor.usageAddMany({ counts }).then(
       () => {
-        for (const subjectId of batch.keys()) this.monthCache.delete(subjectId);
+        this.flushes++;
+        for (const subjectId of batch.keys()) this.totals.delete(subjectId);
         return counts.length;
       },
       (error: unknown) => {
@@ -118,43 +122,71 @@ export class UsageMeter {
    * `monthCacheMs`) plus what this node has not flushed yet. Other nodes' unflushed counts are
    * not included: they arrive with their next flush.
    */
-  async monthCount(subjectId: string, metric: UsageMetric, now: number): Promise<number> {
-    const month = monthWindow(now);
-    let perMetric = this.monthCache.get(subjectId);
-    let cached = perMetric?.get(metric);
-    if (!cached || cached.from !== month.from || cached.expiresAt <= now) {
+  monthCount(subjectId: string, metric: UsageMetric, now: number): Promise<number> {
+    return this.windowCount(subjectId, metric, 'month', monthWindow(now), now);
+  }
+
+  /**
+   * Today's (UTC) total of `metric` for a subject, with the precision of `monthCount`: exact on
+   * one node, and other nodes' counts arrive with their next flush (the daily quotas).
+   */
+  dayCount(subjectId: string, metric: UsageMetric, now: number): Promise<number> {
+    return this.windowCount(subjectId, metric, 'day', utcDayOf(now), now);
+  }
+
+  private async windowCount(
+    subjectId: string,
+    metric: UsageMetric,
+    span: 'month' | 'day',
+    window: { from: number; to: number },
+    now: number,
+  ): Promise<number> {
+    const key = `${metric}:${span}`;
+    let perSubject = this.totals.get(subjectId);
+    let cached = perSubject?.get(key);
+    if (!cached || cached.from !== window.from || cached.expiresAt <= now) {
+      // A flush running during the read could be counted twice (stored, and still in
+      // `flushing`) or not at all: read once it is over, and do not keep a read it overlapped.
+      while (this.running) await this.running.catch(() => undefined);
+      const flushes = this.flushes;
       const [bucket] = await this.options.executor.usageSumByStep({
         subjectId,
-        from: month.from,
-        to: month.to,
-        stepMs: month.to - month.from,
+        from: window.from,
+        to: window.to,
+        stepMs: window.to - window.from,
         metrics: [metric],
       });
       cached = {
-        from: month.from,
+        from: window.from,
         value: bucket?.value ?? 0,
-        expiresAt: now + (this.options.monthCacheMs ?? 1_000),
+        expiresAt: flushes === this.flushes ? now + (this.options.monthCacheMs ?? 1_000) : now,
       };
-      if (!perMetric) {
-        if (this.monthCache.size > 10_000) this.monthCache.clear();
-        this.monthCache.set(subjectId, (perMetric = new Map<UsageMetric, MonthTotal>()));
+      if (!perSubject) {
+        if (this.totals.size > 10_000) this.totals.clear();
+        this.totals.set(subjectId, (perSubject = new Map<string, StoredTotal>()));
       }
-      perMetric.set(metric, cached);
+      perSubject.set(key, cached);
     }
     return (
       cached.value +
-      unflushed(this.pending.get(subjectId), metric, month.from) +
-      unflushed(this.flushing.get(subjectId), metric, month.from)
+      unflushed(this.pending.get(subjectId), metric, window) +
+      unflushed(this.flushing.get(subjectId), metric, window)
     );
   }
 }
 
-function unflushed(counts: SubjectCounts | undefined, metric: UsageMetric, from: number): number {
+function unflushed(
+  counts: SubjectCounts | undefined,
+  metric: UsageMetric,
+  window: { from: number; to: number },
+): number {
   if (!counts) return 0;
   let total = 0;
   const suffix = `:${metric}`;
   for (const [key, value] of counts) {
-    if (key.endsWith(suffix) && Number(key.slice(0, key.indexOf(':'))) >= from) total += value;
+    if (!key.endsWith(suffix)) continue;
+    const minute = Number(key.slice(0, key.indexOf(':')));
+    if (minute >= window.from && minute < window.to) total += value;
   }
   return total;
 }

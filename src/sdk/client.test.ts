@@ -323,6 +323,32 @@ describe('errors', () => {
     expect(err.headers.get('retry-after')).toBe('7');
   });
 
+  it('exposes the rate-limit headers of a 429: daily when RateLimit-Limit is present, else burst', async () => {
+    const limited = async (headers: Record<string, string>) => {
+      reply(429, { error: 'limited' }, headers);
+      const err = (await client()
+        .keys.get()
+        .catch((e: unknown) => e)) as FerryApiError;
+      return err.rateLimit;
+    };
+    const burst = { 'burst-ratelimit-limit': '3', 'burst-ratelimit-remaining': '0' };
+    expect(await limited({ ...burst, 'burst-ratelimit-reset': '1780304401' })).toEqual({
+      kind: 'burst',
+      limit: 3,
+      remaining: 0,
+      reset: 1780304401,
+    });
+    const daily = { 'ratelimit-limit': '6', 'ratelimit-remaining': '1' };
+    expect(await limited({ ...daily, 'ratelimit-reset': '1780358400' })).toEqual({
+      kind: 'daily',
+      limit: 6,
+      remaining: 1,
+      reset: 1780358400,
+    });
+    expect(await limited({})).toBeUndefined();
+    expect((await failure(400, '{"error":"x"}')).rateLimit).toBeUndefined();
+  });
+
   it('falls back to the raw body, then to the status', async () => {
     expect((await failure(502, 'upstream down')).message).toBe('upstream down');
     expect((await failure(429, '{"other":1}')).message).toBe('{"other":1}');

@@ -20,6 +20,36 @@ export class FerryApiError extends Error {
     super(message);
     this.name = 'FerryApiError';
   }
+
+  /** On a 429: which limit was hit, with its header values; undefined on other answers. */
+  get rateLimit(): RateLimitInfo | undefined {
+    return this.status === 429 ? rateLimitOf(this.headers) : undefined;
+  }
+}
+
+/** The rate-limit headers of an answer (a 429, or a publish showing the soft daily quota). */
+export interface RateLimitInfo {
+  /**
+   * `daily`: the daily quota (`RateLimit-*`; on a 429 the hard quota, on a success the soft
+   * one). `burst`: `max_requests_per_second` (`Burst-RateLimit-*`). Like the official QStash SDK,
+   * `RateLimit-Limit` decides: present means daily.
+   */
+  kind: 'daily' | 'burst';
+  limit: number;
+  remaining: number;
+  /** When the window ends (the next second, or the next UTC midnight), Unix seconds. */
+  reset: number;
+}
+
+/** Reads `RateLimit-*` or else `Burst-RateLimit-*` from `headers`; undefined when absent. */
+export function rateLimitOf(headers: Headers): RateLimitInfo | undefined {
+  const read = (kind: RateLimitInfo['kind'], prefix: string): RateLimitInfo | undefined => {
+    const limit = headers.get(`${prefix}RateLimit-Limit`);
+    if (limit === null) return undefined;
+    const number = (name: string): number => Number(headers.get(`${prefix}RateLimit-${name}`));
+    return { kind, limit: Number(limit), remaining: number('Remaining'), reset: number('Reset') };
+  };
+  return read('daily', '') ?? read('burst', 'Burst-');
 }
 
 /**

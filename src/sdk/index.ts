@@ -6,8 +6,8 @@ export type { AccountsAdminApi, FerryAdminOptions, SearchAdminApi } from './admi
 export type * from './admin-types.js';
 export { Receiver } from './receiver.js';
 export type { ReceiverOptions, VerifyParams } from './receiver.js';
-export { FerryApiError, SignatureError } from './errors.js';
-export type { SignatureErrorCode } from './errors.js';
+export { FerryApiError, SignatureError, rateLimitOf } from './errors.js';
+export type { RateLimitInfo, SignatureErrorCode } from './errors.js';
 export type { DlqApi } from './dlq.js';
 export type { EventsApi } from './events.js';
 export type { KeysApi } from './keys.js';

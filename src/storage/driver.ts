@@ -226,9 +226,29 @@ export interface DlqDeleteManyParams {
   accountId: string;
   dlqIds: string[];
 }
+export interface DlqEvictOldestParams {
+  accountId: string;
+  /** The account's `max_dlq_size`: entries beyond it are deleted, oldest first. */
+  maxSize: number;
+}
 export interface DlqDeleteExpiredParams {
   now: number;
   limit: number;
+}
+
+export interface RateCounterIncrementParams {
+  /** Whose requests are counted (an account id). */
+  subjectId: string;
+  /** Start of the caller's current window, ms (its clock's now, floored to the window). */
+  windowStart: number;
+  /** Requests to add. */
+  by: number;
+}
+export interface RateCounterIncrementResult {
+  /** The window the count belongs to: the caller's, or a later one another node already began. */
+  windowStart: number;
+  /** Requests counted in that window, these included. */
+  count: number;
 }
 
 export interface DedupClaimParams {
@@ -467,6 +487,24 @@ export interface Executor {
   dlqCount(params: DlqCountParams): Promise<number>;
   /** Deletes entries with `expiresAt <= now`; returns the number deleted. */
   dlqDeleteExpired(params: DlqDeleteExpiredParams): Promise<number>;
+  /**
+   * Deletes the account's oldest entries (by `dlqId`, which sorts by creation time) beyond
+   * `maxSize` and returns them, oldest first. The size is kept per account by the database on
+   * every insert and delete, so the check costs no count. Call it in the transaction that
+   * inserted the entries: on PostgreSQL that transaction holds the account's size row, so
+   * concurrent evictions of one account run one after the other.
+   */
+  dlqEvictOldest(params: DlqEvictOldestParams): Promise<DlqEntry[]>;
+
+  /**
+   * Counts requests of a subject in fixed windows (max_requests_per_second): adds `by` to the
+   * subject's count when `windowStart` is its current window, starts the count over when it is
+   * a later one, and counts a request from an earlier window (a node whose clock is behind) in
+   * the current one. Atomic across nodes. PostgreSQL: one row per subject, UPSERT with
+   * increment. SQLite: in the process's memory, no I/O (one process owns the database, so memory
+   * is shared by every request; a restart starts the current second over).
+   */
+  rateCounterIncrement(params: RateCounterIncrementParams): Promise<RateCounterIncrementResult>;
 
   /**
    * Inside a transaction: waits until no other transaction changes the account's URL groups,

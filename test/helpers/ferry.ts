@@ -104,3 +104,27 @@ export async function startFerry(options: TestFerryOptions = {}): Promise<TestFe
     },
   };
 }
+
+/**
+ * A second node (API role only) on the PostgreSQL schema of `first`, started, with the same
+ * clock: for tests of what several nodes share. Stop it before closing `first`.
+ */
+export async function startSecondNode(
+  first: TestFerry,
+  clock: Clock,
+  args: string[] = [],
+): Promise<Ferry> {
+  if (!pgUrl || !first.schema) throw new Error('a second node needs PostgreSQL storage');
+  const config = loadConfig(
+    ['--port', '0', '--data-dir', first.config.dataDir, '--roles', 'api', ...args],
+    {},
+  );
+  const node = await createFerry({
+    config,
+    clock,
+    logger: silentLogger,
+    driver: openPostgresDriver({ url: pgUrl, schema: first.schema }),
+  });
+  await node.start();
+  return node;
+}

@@ -10,7 +10,7 @@ import type { Account } from '../../core/types.js';
 import type { PlanLimits } from '../../core/plans.js';
 import type { PublishItem } from '../../engine/publisher.js';
 import type { ApiContext } from '../context.js';
-import { checkBudget } from '../budget.js';
+import { admitRequest } from '../limits.js';
 import { jsonBody } from '../json-body.js';
 import { checkBodySize, preparePublish, publishResponse, type PreparedPublish } from './publish.js';
 import { parseDestination } from '../../core/destination.js';
@@ -80,7 +80,7 @@ async function prepareEntry(
 }
 
 export function batchRoutes(app: FastifyInstance, ctx: ApiContext): void {
-  app.post('/v2/batch', async (request) => {
+  app.post('/v2/batch', async (request, reply) => {
     const entries = jsonBody(request);
     if (!Array.isArray(entries)) {
       throw badRequest('invalid body: expected a JSON array of {destination, body?, headers?}');
@@ -99,8 +99,7 @@ export function batchRoutes(app: FastifyInstance, ctx: ApiContext): void {
     );
     const items: PublishItem[] = [];
     for (const p of prepared) if (!(p instanceof FerryError)) items.push(...p.items);
-    const limits = ctx.accounts.limits(account);
-    await checkBudget({ ctx, account, limits, adding: items.length, now: ctx.clock.now() });
+    await admitRequest(ctx, request, reply, items.length);
     const results = items.length > 0 ? await ctx.publisher.publish(items) : [];
     let next = 0;
     return prepared.map((p, i) => {

@@ -5,8 +5,8 @@ import { parsePublishSettings } from '../../core/publish-request.js';
 import type { Message } from '../../core/types.js';
 import { retryDlqEntries, type RetryOverride } from '../../engine/dlq-retry.js';
 import type { RecordFilter } from '../../storage/driver.js';
-import { checkBudget } from '../budget.js';
 import type { ApiContext } from '../context.js';
+import { admitRequest } from '../limits.js';
 import { dlqJson } from '../presenters.js';
 import { parseQuery, type ParsedQuery } from '../query.js';
 import { searchParams } from './messages.js';
@@ -87,13 +87,6 @@ function overrideFrom(request: FastifyRequest, ctx: ApiContext): RetryOverride {
 }
 
 export function dlqRoutes(app: FastifyInstance, ctx: ApiContext): void {
-  /** A retry publishes again: it counts against the monthly budget like a publish. */
-  const budgetAllows = (request: FastifyRequest, adding: number): Promise<void> => {
-    const account = request.account;
-    const limits = ctx.accounts.limits(account);
-    return checkBudget({ ctx, account, limits, adding, now: ctx.clock.now() });
-  };
-
   const page = async (
     accountId: string,
     filter: RecordFilter,
@@ -145,7 +138,7 @@ export function dlqRoutes(app: FastifyInstance, ctx: ApiContext): void {
       dlqId: request.params.dlqId,
     });
     if (!entry) throw notFound(`DLQ entry "${request.params.dlqId}" not found`);
-    await budgetAllows(request, 1);
+    await admitRequest(ctx, request, reply, 1);
     const [message] = await retryDlqEntries({
       executor: ctx.executor,
       clock: ctx.clock,
@@ -161,7 +154,7 @@ export function dlqRoutes(app: FastifyInstance, ctx: ApiContext): void {
   app.post('/v2/dlq/retry', async (request, reply) => {
     const { filter, cursor, count } = dlqQuery(request.url);
     const result = await page(request.account.id, filter, cursor, count);
-    await budgetAllows(request, result.items.length);
+    if (result.items.length > 0) await admitRequest(ctx, request, reply, result.items.length);
     const messages = await retryDlqEntries({
       executor: ctx.executor,
       clock: ctx.clock,

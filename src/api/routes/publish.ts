@@ -20,8 +20,8 @@ import {
 import type { PlanLimits } from '../../core/plans.js';
 import type { Account, Message } from '../../core/types.js';
 import type { PublishItem, PublishResult } from '../../engine/publisher.js';
-import { checkBudget } from '../budget.js';
 import { dropHopByHopForwards, prepareWorkflowPublish } from '../workflow-publish.js';
+import { admitRequest } from '../limits.js';
 import type { ApiContext } from '../context.js';
 
 /** Moved to core (the scheduler builds messages too); re-exported for existing importers. */
@@ -209,14 +209,7 @@ export function publishRoutes(app: FastifyInstance, ctx: ApiContext): void {
       body: bodyOf(request, ctx.accounts.limits(account)),
       callerIp: request.ip,
     });
-    const limits = ctx.accounts.limits(account);
-    await checkBudget({
-      ctx,
-      account,
-      limits,
-      adding: prepared.items.length,
-      now: ctx.clock.now(),
-    });
+    await admitRequest(ctx, request, reply, prepared.items.length);
     const results = await ctx.publisher.publish(prepared.items);
     const { status, body } = publishResponse(prepared, results);
     return reply.code(status).send(body);

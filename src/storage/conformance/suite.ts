@@ -18,6 +18,7 @@ import { dedupCases } from './dedup-cases.js';
 import { dlqCases } from './dlq-cases.js';
 import { eventCases } from './event-cases.js';
 import { leaseCases } from './lease-cases.js';
+import { limitCases } from './limit-cases.js';
 import { managementCases } from './management-cases.js';
 import { lifecycleCases } from './lifecycle-cases.js';
 import { messageCases } from './message-cases.js';
@@ -75,5 +76,6 @@ export function runDriverConformance(
     describe('workflow runs', () => workflowCases(ctx));
     describe('management', () => managementCases(ctx));
     describe('schedules', () => scheduleCases(ctx));
+    describe('account limits', () => limitCases(ctx));
   });
 }

@@ -3,6 +3,7 @@ import type { DlqEntry } from '../../core/types.js';
 import type {
   DlqDeleteExpiredParams,
   DlqDeleteManyParams,
+  DlqEvictOldestParams,
   DlqGetParams,
   DlqListParams,
   Page,
@@ -91,4 +92,21 @@ export async function dlqDeleteExpired(db: Db, p: DlqDeleteExpiredParams): Promi
       SELECT dlq_id FROM dlq WHERE expires_at <= ${p.now} ORDER BY expires_at LIMIT ${p.limit}
     )`;
   return result.count;
+}
+
+/**
+ * The size comes from `dlq_sizes` (kept by statement triggers, migration 006). The transaction
+ * that inserted the entries holds that row's lock, so a concurrent insert of the same account on
+ * another node waits, then sees the new size: each eviction removes its own overflow.
+ */
+export async function dlqEvictOldest(db: Db, p: DlqEvictOldestParams): Promise<DlqEntry[]> {
+  const rows = await db.unsafe<DlqRow[]>(
+    `DELETE FROM dlq WHERE account_id = $1 AND dlq_id IN (
+       SELECT dlq_id FROM dlq WHERE account_id = $1 ORDER BY dlq_id
+       LIMIT GREATEST(0, COALESCE((SELECT size FROM dlq_sizes WHERE account_id = $1), 0) - $2)
+     ) RETURNING ${ENTRY_COLUMNS}`,
+    [p.accountId, p.maxSize],
+    { prepare: true },
+  );
+  return rows.map(dlqFromRow).sort((a, b) => (a.dlqId < b.dlqId ? -1 : 1));
 }

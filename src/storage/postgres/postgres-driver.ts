@@ -23,6 +23,7 @@ import * as dlq from './postgres-dlq.js';
 import * as events from './postgres-events.js';
 import * as management from './postgres-management.js';
 import * as messages from './postgres-messages.js';
+import * as rateCounters from './postgres-rate-counters.js';
 import * as schedules from './postgres-schedules.js';
 import * as workflows from './postgres-workflows.js';
 import { migratePostgres, quoteIdentifier } from './postgres-migrate.js';
@@ -139,6 +140,9 @@ class PostgresExecutor implements Executor {
   dlqDeleteMany = this.op(dlq.dlqDeleteMany);
   dlqCount = this.op(management.dlqCount);
   dlqDeleteExpired = this.op(dlq.dlqDeleteExpired);
+  dlqEvictOldest = this.op(dlq.dlqEvictOldest);
+
+  rateCounterIncrement = this.op(rateCounters.rateCounterIncrement);
 
   urlGroupLock = this.op(urlGroups.urlGroupLock);
   urlGroupGet = this.op(urlGroups.urlGroupGet);

@@ -75,6 +75,7 @@ export async function accountDelete(db: Db, p: AccountDeleteParams): Promise<boo
     await tx`DELETE FROM dlq WHERE account_id = ${p.id}`;
     await tx`DELETE FROM dedup WHERE account_id = ${p.id}`;
     await tx`DELETE FROM usage_counters WHERE subject_id = ${p.id}`;
+    await tx`DELETE FROM rate_counters WHERE subject_id = ${p.id}`;
     return (await tx`DELETE FROM accounts WHERE id = ${p.id}`).count > 0;
   };
   return 'savepoint' in db ? db.savepoint(run) : db.begin(run);
@@ -170,6 +171,7 @@ export async function searchIndexDelete(db: Db, p: SearchIndexDeleteParams): Pro
       DELETE FROM search_indexes WHERE id = ${p.id} AND owner_id = ${p.ownerId}`;
     if (result.count === 0) return false;
     await tx`DELETE FROM usage_counters WHERE subject_id = ${p.id}`;
+    await tx`DELETE FROM rate_counters WHERE subject_id = ${p.id}`;
     return true;
   };
   return 'savepoint' in db ? db.savepoint(run) : db.begin(run);

@@ -48,7 +48,10 @@ import type {
   DedupClaimResult,
   DedupDeleteExpiredParams,
   DlqDeleteExpiredParams,
+  DlqEvictOldestParams,
   DlqDeleteManyParams,
+  RateCounterIncrementParams,
+  RateCounterIncrementResult,
   DlqGetParams,
   DlqInsertManyParams,
   DlqListParams,
@@ -214,6 +217,14 @@ export class SqliteExecutor implements Executor {
   }
   dlqDeleteExpired(p: DlqDeleteExpiredParams): Promise<number> {
     return this.scope.run(() => this.ops.dlqDeleteExpired(p));
+  }
+  dlqEvictOldest(p: DlqEvictOldestParams): Promise<DlqEntry[]> {
+    return this.scope.run(() => this.ops.limits.dlqEvictOldest(p));
+  }
+
+  /** In memory (see SqliteLimitOps): no statement, so no lock to wait for, even mid-transaction. */
+  rateCounterIncrement(p: RateCounterIncrementParams): Promise<RateCounterIncrementResult> {
+    return Promise.resolve(this.ops.limits.rateCounterIncrement(p));
   }
 
   /** Nothing to wait for: the transaction already excludes every other writer. */

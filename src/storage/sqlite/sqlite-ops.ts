@@ -18,6 +18,7 @@ import type {
 import { badRequest } from '../../core/errors.js';
 import { newLeaseToken } from '../../core/ids.js';
 import { LeaseTable } from './lease-table.js';
+import { SqliteLimitOps } from './sqlite-limit-ops.js';
 import type {
   AccountGetParams,
   AccountInsertParams,
@@ -118,12 +119,15 @@ export class SqliteOps {
 
   /** Workflow runs and their history (`sqlite-workflows.ts`), on the same connection. */
   readonly workflows: SqliteWorkflowOps;
+  /** DLQ eviction and the request-rate counter (`sqlite-limit-ops.ts`). */
+  readonly limits: SqliteLimitOps;
 
   constructor(db: Database.Database) {
     this.statements = new SqliteStatements(db);
     this.management = new SqliteManagementOps(this.statements, this.leases);
     this.schedules = new SqliteScheduleOps(db);
     this.workflows = new SqliteWorkflowOps(db);
+    this.limits = new SqliteLimitOps(this.statements);
   }
 
   private stmt(sql: string): Statement {
