@@ -83,5 +83,8 @@ export function callbackMessage(p: {
   }
   if (spec.timeoutMs !== undefined) message.spec.timeoutMs = spec.timeoutMs;
   if (source.spec.redact) message.spec.redact = { body: true };
+  // The source's queue slot passes to its callbacks: the queue's next message waits for them.
+  const queue = source.queueName ?? source.spec.holdsQueue;
+  if (queue !== undefined) message.spec.holdsQueue = queue;
   return message;
 }
