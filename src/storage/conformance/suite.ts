@@ -17,6 +17,7 @@ import { bulkCancelCases } from './bulk-cancel-cases.js';
 import { dedupCases } from './dedup-cases.js';
 import { dlqCases } from './dlq-cases.js';
 import { eventCases } from './event-cases.js';
+import { flowGateCases } from './flow-gate-cases.js';
 import { leaseCases } from './lease-cases.js';
 import { managementCases } from './management-cases.js';
 import { lifecycleCases } from './lifecycle-cases.js';
@@ -73,5 +74,6 @@ export function runDriverConformance(
     describe('URL groups', () => urlGroupCases(ctx));
     describe('management', () => managementCases(ctx));
     describe('schedules', () => scheduleCases(ctx));
+    describe('flow control and queues', () => flowGateCases(ctx));
   });
 }
