@@ -17,6 +17,8 @@ import { messageRoutes } from './routes/messages.js';
 import { publishRoutes } from './routes/publish.js';
 import { topicRoutes } from './routes/topics.js';
 import { scheduleRoutes } from './routes/schedules.js';
+import { flowControlRoutes } from './routes/flow-control.js';
+import { queueRoutes } from './routes/queues.js';
 
 export interface ServerOptions {
   /** Largest request body accepted at all, in bytes (the largest plan's max_message_size). */
@@ -81,6 +83,8 @@ export function buildServer(ctx: ApiContext, options: ServerOptions): FastifyIns
     dlqRoutes(messaging, ctx);
     keyRoutes(messaging, ctx);
     scheduleRoutes(messaging, ctx);
+    flowControlRoutes(messaging, ctx);
+    queueRoutes(messaging, ctx);
     done();
   });
   return app;

@@ -137,9 +137,11 @@ export function flowGateCases(ctx: SuiteContext): void {
     expect(await claim(T0 + 100)).toEqual([]);
     await ex.messageDeleteLeasedMany({ leases: [leaseOf(claimedCallback as never)] });
     expect((await claim(T0 + 100)).map((m) => m.id)).toEqual([b.id]);
-    expect(
-      await ex.flowGateGet({ accountId, kind: 'queue', name: 'fifo' }),
-    ).toMatchObject({ parallelism: 1, waitListSize: 0, parallelismCount: 1 });
+    expect(await ex.flowGateGet({ accountId, kind: 'queue', name: 'fifo' })).toMatchObject({
+      parallelism: 1,
+      waitListSize: 0,
+      parallelismCount: 1,
+    });
   });
 
   it('a delayed message waits for its time without blocking later ones of its key', async () => {

@@ -59,7 +59,10 @@ const gateKey = (accountId: string, gate: Pick<GateRef, 'kind' | 'name'>): strin
  * as if each were published in turn) and returns each gated message with its gate columns.
  */
 export async function enterGates(db: Db, messages: readonly Message[]): Promise<GatedMessage[]> {
-  const gates = new Map<string, { accountId: string; ref: GateRef; readyAt?: number; now: number }>();
+  const gates = new Map<
+    string,
+    { accountId: string; ref: GateRef; readyAt?: number; now: number }
+  >();
   const gated: { message: Message; key: string; ref: GateRef; waitDueAt?: number }[] = [];
   for (const message of messages) {
     const ref = gateOf(message);
@@ -76,7 +79,8 @@ export async function enterGates(db: Db, messages: readonly Message[]): Promise<
   }
   if (gated.length === 0) return [];
   const sorted = [...gates.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  const col = <T>(pick: (g: (typeof sorted)[number][1]) => T): T[] => sorted.map(([, g]) => pick(g));
+  const col = <T>(pick: (g: (typeof sorted)[number][1]) => T): T[] =>
+    sorted.map(([, g]) => pick(g));
   const rows = await db<{ id: string; account_id: string; kind: string; name: string }[]>`
     INSERT INTO flow_gates AS g
       (account_id, kind, name, parallelism, rate, period_sec, ready_at, created_at, updated_at)
@@ -210,7 +214,8 @@ export async function flowGateUpdate(
       SELECT * FROM flow_gates
       WHERE account_id = ${p.accountId} AND kind = ${p.kind} AND name = ${p.name} FOR UPDATE`;
     if (!row) return undefined;
-    const keep = <T>(value: T | undefined, current: T): T => (value === undefined ? current : value);
+    const keep = <T>(value: T | undefined, current: T): T =>
+      value === undefined ? current : value;
     const [updated] = await tx<FlowGateRow[]>`
       UPDATE flow_gates SET
         paused = ${keep(p.paused, Boolean(row.paused))},

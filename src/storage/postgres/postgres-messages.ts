@@ -126,10 +126,7 @@ async function released(db: Db, leases: readonly Lease[], rows: readonly FencedR
   return appliedIds(leases, rows);
 }
 
-export async function messageCountInFlight(
-  db: Db,
-  p: MessageCountInFlightParams,
-): Promise<number> {
+export async function messageCountInFlight(db: Db, p: MessageCountInFlightParams): Promise<number> {
   const [row] = await db<{ n: number }[]>`
     SELECT count(*)::int AS n FROM messages
     WHERE account_id = ${p.accountId} AND lease_token IS NOT NULL AND due_at > ${p.now}`;

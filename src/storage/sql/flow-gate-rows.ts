@@ -46,7 +46,9 @@ export function flowGateFromRow(
 }
 
 /** The limits part of a row, as the admission functions of core/flow-control.ts take them. */
-export function gateLimits(row: FlowGateRow): Pick<
+export function gateLimits(
+  row: FlowGateRow,
+): Pick<
   FlowGate,
   'parallelism' | 'rate' | 'periodSec' | 'rateCount' | 'ratePeriodStart' | 'paused'
 > {

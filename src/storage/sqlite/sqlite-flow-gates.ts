@@ -94,7 +94,9 @@ export class SqliteFlowGateOps {
     if (gates.length === 0) return { admitted: 0, gates: 0 };
     return st.atomic(() => {
       let admitted = 0;
-      const admit = st.get('UPDATE messages SET due_at = wait_due_at, wait_due_at = NULL WHERE rowid = ?');
+      const admit = st.get(
+        'UPDATE messages SET due_at = wait_due_at, wait_due_at = NULL WHERE rowid = ?',
+      );
       for (const row of gates) {
         const id = Number(row.id);
         const limits = gateLimits(row);
