@@ -77,7 +77,9 @@ export function queueRoutes(app: FastifyInstance, ctx: ApiContext): void {
       }
     }
     if (paused !== undefined && paused !== null && typeof paused !== 'boolean') {
-      throw badRequest(`invalid paused ${quoteValue(JSON.stringify(paused))}: expected true or false`);
+      throw badRequest(
+        `invalid paused ${quoteValue(JSON.stringify(paused))}: expected true or false`,
+      );
     }
     const result = await ctx.executor.queueUpsert({
       accountId: request.account.id,

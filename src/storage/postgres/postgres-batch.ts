@@ -41,28 +41,16 @@ export function chunkByBytes<T>(items: readonly T[], bytes: (item: T) => number)
   return chunks;
 }
 
-/** A column computed by SQL for each row, in input order (`nextval('…')`). */
-export interface ComputedColumn {
-  name: string;
-  sql: string;
-}
-
 /** Builds the insert for `table`; `WITH ORDINALITY … ORDER BY` keeps identity ids in input order. */
 export function unnestInsert<T>(
   table: string,
   columns: readonly Column<T>[],
-  computed: readonly ComputedColumn[] = [],
 ): (db: Db, items: readonly T[]) => Promise<void> {
   const names = columns.map((c) => c.name).join(', ');
   const arrays = columns.map((c, i) => `$${i + 1}::${c.type}[]`).join(', ');
-  const rows = `unnest(${arrays}) WITH ORDINALITY AS r(${names}, ord)`;
   const text =
-    computed.length === 0
-      ? `INSERT INTO ${table} (${names}) SELECT ${names} FROM ${rows} ORDER BY ord`
-      : // The computed expressions run in the sorted subquery's row order.
-        `INSERT INTO ${table} (${names}, ${computed.map((c) => c.name).join(', ')}) ` +
-        `SELECT ${names}, ${computed.map((c) => c.sql).join(', ')} ` +
-        `FROM (SELECT * FROM ${rows} ORDER BY ord) s`;
+    `INSERT INTO ${table} (${names}) SELECT ${names} ` +
+    `FROM unnest(${arrays}) WITH ORDINALITY AS r(${names}, ord) ORDER BY ord`;
 
   return async (db, items) => {
     if (items.length === 0) return;

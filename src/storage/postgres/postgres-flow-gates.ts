@@ -44,6 +44,8 @@ export interface GatedMessage {
   gateId: string;
   gateMode: string;
   waitDueAt: number | undefined;
+  /** Publish order within the gate, from the `messages_seq` sequence. */
+  seq: string;
 }
 
 /** Runs `fn` atomically: in a savepoint inside a transaction, else in a transaction of its own. */
@@ -102,11 +104,19 @@ export async function enterGates(db: Db, messages: readonly Message[]): Promise<
       updated_at = excluded.updated_at
     RETURNING id, account_id, kind, name`;
   const ids = new Map(rows.map((r) => [`${r.account_id}\n${r.kind}\n${r.name}`, String(r.id)]));
-  return gated.map(({ message, key, ref, waitDueAt }) => ({
+  // Sequence values for the batch, handed out in input order (sorted: a set has no row order).
+  const seqs = (
+    await db<{ s: string }[]>`
+      SELECT nextval('messages_seq')::text AS s FROM generate_series(1, ${gated.length})`
+  )
+    .map((r) => BigInt(r.s))
+    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  return gated.map(({ message, key, ref, waitDueAt }, i) => ({
     message,
     gateId: ids.get(key) ?? '',
     gateMode: ref.kind,
     waitDueAt,
+    seq: String(seqs[i]),
   }));
 }
 
@@ -139,20 +149,36 @@ export async function flowGateAdmit(
         SELECT count(*)::int AS n FROM messages WHERE gate_id = ${row.id} AND wait_due_at IS NULL`;
       const holders = counted?.n ?? 0;
       const plan = planAdmission(limits, holders, now, MAX_ADMIT_PER_GATE);
+      const fifo = row.kind === 'queue';
       let taken = 0;
       if (plan.take > 0) {
         // SKIP LOCKED: a waiting row locked by a concurrent cancel is about to disappear.
-        const rows = await tx`
-          UPDATE messages m SET due_at = m.wait_due_at, wait_due_at = NULL
-          FROM (SELECT id FROM messages
-                WHERE gate_id = ${row.id} AND wait_due_at IS NOT NULL AND wait_due_at <= ${now}
-                ORDER BY wait_due_at, seq LIMIT ${plan.take} FOR UPDATE SKIP LOCKED) w
-          WHERE m.id = w.id RETURNING m.id`;
+        // A queue is strictly FIFO: its head starts first and waits for its time, so the due
+        // prefix of the head is taken; a key takes the due messages by due time.
+        const rows = fifo
+          ? await tx`
+              UPDATE messages m SET due_at = m.wait_due_at, wait_due_at = NULL
+              FROM (SELECT id, wait_due_at, seq,
+                      bool_and(wait_due_at <= ${now}) OVER (ORDER BY seq) AS due
+                    FROM (SELECT id, wait_due_at, seq FROM messages
+                          WHERE gate_id = ${row.id} AND wait_due_at IS NOT NULL
+                          ORDER BY seq LIMIT ${plan.take} FOR UPDATE SKIP LOCKED) h) w
+              WHERE m.id = w.id AND w.due RETURNING m.id`
+          : await tx`
+              UPDATE messages m SET due_at = m.wait_due_at, wait_due_at = NULL
+              FROM (SELECT id FROM messages
+                    WHERE gate_id = ${row.id} AND wait_due_at IS NOT NULL AND wait_due_at <= ${now}
+                    ORDER BY wait_due_at, seq LIMIT ${plan.take} FOR UPDATE SKIP LOCKED) w
+              WHERE m.id = w.id RETURNING m.id`;
         taken = rows.length;
       }
-      const [next] = await tx<{ wait_due_at: string }[]>`
-        SELECT wait_due_at FROM messages WHERE gate_id = ${row.id} AND wait_due_at IS NOT NULL
-        ORDER BY wait_due_at, seq LIMIT 1`;
+      const [next] = fifo
+        ? await tx<{ wait_due_at: string }[]>`
+            SELECT wait_due_at FROM messages WHERE gate_id = ${row.id} AND wait_due_at IS NOT NULL
+            ORDER BY seq LIMIT 1`
+        : await tx<{ wait_due_at: string }[]>`
+            SELECT wait_due_at FROM messages WHERE gate_id = ${row.id} AND wait_due_at IS NOT NULL
+            ORDER BY wait_due_at, seq LIMIT 1`;
       const rateCount = plan.rateCount + (limits.rate === undefined ? 0 : taken);
       const readyAt = nextReadyAt({
         gate: limits,

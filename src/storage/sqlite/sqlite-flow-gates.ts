@@ -55,6 +55,21 @@ const FIRST_WAITING =
 const NEXT_WAITING =
   'SELECT wait_due_at FROM messages WHERE gate_id = ? AND wait_due_at IS NOT NULL ' +
   'ORDER BY wait_due_at, rowid LIMIT 1';
+// A queue is strictly FIFO: its head (oldest published) starts first, and waits for its time.
+const QUEUE_HEAD =
+  'SELECT rowid AS r, wait_due_at FROM messages WHERE gate_id = ? AND wait_due_at IS NOT NULL ' +
+  'ORDER BY rowid LIMIT ?';
+
+interface Waiting {
+  r: number;
+  wait_due_at: number;
+}
+
+/** The messages at the head of a queue that are due: a head that is not due yet blocks. */
+function queuePrefix(head: Waiting[], now: number): Waiting[] {
+  const end = head.findIndex((w) => w.wait_due_at > now);
+  return end === -1 ? head : head.slice(0, end);
+}
 
 export class SqliteFlowGateOps {
   constructor(private readonly statements: SqliteStatements) {}
@@ -102,13 +117,17 @@ export class SqliteFlowGateOps {
         const limits = gateLimits(row);
         const holders = this.count(COUNT_HOLDERS, id);
         const plan = planAdmission(limits, holders, now, MAX_ADMIT_PER_GATE);
+        const fifo = row.kind === 'queue';
         let taken = 0;
         if (plan.take > 0) {
-          const due = st.get(FIRST_WAITING).all(id, now, plan.take) as { r: number }[];
+          const due = fifo
+            ? queuePrefix(st.get(QUEUE_HEAD).all(id, plan.take) as Waiting[], now)
+            : (st.get(FIRST_WAITING).all(id, now, plan.take) as Waiting[]);
           for (const { r } of due) admit.run(r);
           taken = due.length;
         }
-        const next = st.get(NEXT_WAITING).get(id) as { wait_due_at: number } | undefined;
+        const next = st.get(fifo ? QUEUE_HEAD : NEXT_WAITING).get(id, ...(fifo ? [1] : [])) as
+          { wait_due_at: number } | undefined;
         const rateCount = plan.rateCount + (limits.rate === undefined ? 0 : taken);
         const readyAt = nextReadyAt({
           gate: limits,

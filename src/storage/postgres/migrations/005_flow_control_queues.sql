@@ -27,5 +27,7 @@ ALTER TABLE messages ADD COLUMN wait_due_at BIGINT;
 -- Set only for gated messages (from messages_seq), so other inserts pay nothing for it.
 ALTER TABLE messages ADD COLUMN seq BIGINT;
 CREATE SEQUENCE messages_seq;
+-- The wait list of a key (due time, then publish order) and of a queue (publish order).
 CREATE INDEX messages_gate_wait ON messages (gate_id, wait_due_at, seq) WHERE wait_due_at IS NOT NULL;
+CREATE INDEX messages_gate_fifo ON messages (gate_id, seq) WHERE wait_due_at IS NOT NULL;
 CREATE INDEX messages_gate_hold ON messages (gate_id) WHERE gate_id IS NOT NULL AND wait_due_at IS NULL;

@@ -28,7 +28,9 @@ CREATE INDEX flow_gates_ready ON flow_gates (ready_at) WHERE ready_at IS NOT NUL
 ALTER TABLE messages ADD COLUMN gate_id INTEGER;
 ALTER TABLE messages ADD COLUMN gate_mode TEXT;
 ALTER TABLE messages ADD COLUMN wait_due_at INTEGER;
--- The wait list of a gate, in admission order.
+-- The wait list of a key, in admission order (due time, then publish order: the rowid).
 CREATE INDEX messages_gate_wait ON messages (gate_id, wait_due_at) WHERE wait_due_at IS NOT NULL;
+-- The wait list of a queue, in publish order (an index entry ends with the rowid).
+CREATE INDEX messages_gate_fifo ON messages (gate_id) WHERE wait_due_at IS NOT NULL;
 -- The messages holding a slot of a gate (counted at each admission: at most `parallelism` rows).
 CREATE INDEX messages_gate_hold ON messages (gate_id) WHERE gate_id IS NOT NULL AND wait_due_at IS NULL;
