@@ -265,6 +265,47 @@ describe.each(STORAGES)('on %s', (storage) => {
   });
 });
 
+describe('FerryClient', () => {
+  it('enqueue, queues and flowControl', async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1));
+    const t = await startFerry({ clock, engine: false });
+    const receiver = await startReceiver();
+    try {
+      const { client } = t;
+      await client.queues.upsert({ queueName: 'sdk', parallelism: 2 });
+      await client.enqueue('sdk', { destination: `${receiver.url}/a` });
+      await client.batch([{ destination: `${receiver.url}/b`, queue: 'sdk' }]);
+      expect(await client.queues.get('sdk')).toMatchObject({ name: 'sdk', parallelism: 2, lag: 2 });
+      await client.queues.pause('sdk');
+      expect(await t.ferry.engine.runOnce()).toBe(0);
+      await client.queues.resume('sdk');
+      expect(await t.ferry.engine.runOnce()).toBe(2);
+      expect((await client.queues.list()).map((q) => q.name)).toEqual(['sdk']);
+      await client.queues.delete('sdk');
+      await expect(client.queues.get('sdk')).rejects.toMatchObject({ status: 404 });
+
+      await client.publish({
+        destination: `${receiver.url}/k`,
+        flowControl: { key: 'sdk-key', parallelism: 2, rate: 5, period: '1m' },
+      });
+      const pinned = await client.flowControl.pin('sdk-key', { rate: 7 });
+      expect(pinned).toMatchObject({ rateMax: 7, isPinnedRate: true });
+      expect((await client.flowControl.unpin('sdk-key', { rate: true })).isPinnedRate).toBe(false);
+      expect((await client.flowControl.pause('sdk-key')).isPaused).toBe(true);
+      expect((await client.flowControl.resume('sdk-key')).isPaused).toBe(false);
+      expect((await client.flowControl.resetRate('sdk-key')).rateCount).toBe(0);
+      expect((await client.flowControl.list('sdk')).map((k) => k.flowControlKey)).toEqual([
+        'sdk-key',
+      ]);
+      expect(await client.flowControl.get('sdk-key')).toMatchObject({ waitListSize: 1 });
+      expect((await client.flowControl.globalParallelism()).parallelismMax).toBe(1_000);
+    } finally {
+      await t.close();
+      await receiver.close();
+    }
+  });
+});
+
 /** A driver on the same PostgreSQL schema as `t` (the first one was closed by its stop). */
 async function reopen(t: TestFerry) {
   const { openPostgresDriver } = await import('../src/storage/postgres/postgres-driver.js');

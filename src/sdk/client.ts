@@ -13,6 +13,8 @@ import type {
 } from './types.js';
 import { UrlGroupsApi } from './url-groups.js';
 import { SchedulesApi } from './schedules.js';
+import { FlowControlApi } from './flow-control.js';
+import { QueuesApi } from './queues.js';
 
 /** Options of {@link FerryClient}. */
 export interface FerryClientOptions {
@@ -35,6 +37,8 @@ export class FerryClient {
   readonly keys: KeysApi;
   readonly urlGroups: UrlGroupsApi;
   readonly schedules: SchedulesApi;
+  readonly queues: QueuesApi;
+  readonly flowControl: FlowControlApi;
   private readonly http: HttpClient;
   private readonly prefix: string;
 
@@ -47,6 +51,22 @@ export class FerryClient {
     this.keys = new KeysApi(this.http);
     this.urlGroups = new UrlGroupsApi(this.http);
     this.schedules = new SchedulesApi(this.http, this.prefix);
+    this.queues = new QueuesApi(this.http);
+    this.flowControl = new FlowControlApi(this.http);
+  }
+
+  /**
+   * Publishes into a FIFO queue (created with parallelism 1 on first use): the queue starts its
+   * next message only after the previous one and its callbacks are delivered or failed.
+   */
+  async enqueue(queueName: string, req: PublishRequest): Promise<PublishResult> {
+    if (req.destination === '') throw new TypeError('destination must not be empty');
+    return this.http.request<PublishResult>({
+      method: 'POST',
+      path: `/v2/enqueue/${encodeURIComponent(queueName)}/${req.destination}`,
+      headers: publishHeaders(this.prefix, req),
+      body: req.body,
+    });
   }
 
   /**
@@ -86,7 +106,12 @@ export class FerryClient {
         req.body instanceof Uint8Array
           ? new TextDecoder('utf-8', { fatal: true }).decode(req.body)
           : req.body;
-      return { destination: req.destination, headers: publishHeaders(this.prefix, req), body };
+      return {
+        destination: req.destination,
+        headers: publishHeaders(this.prefix, req),
+        body,
+        ...(req.queue === undefined ? {} : { queue: req.queue }),
+      };
     });
     return this.http.request<BatchResult[]>({
       method: 'POST',
