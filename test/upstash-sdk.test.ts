@@ -171,6 +171,39 @@ describe('official @upstash/qstash Client in Upstash mode', () => {
     await client.schedules.delete(scheduleId);
     await expect(client.schedules.get(scheduleId)).rejects.toThrow(/not found/);
   });
+
+  it('queues: upsert, get, list, pause, resume, enqueue, enqueueJSON, delete', async () => {
+    const queue = client.queue({ queueName: 'upstash-q' });
+    await queue.upsert({ parallelism: 1 });
+    await queue.pause();
+    expect(await queue.get()).toMatchObject({ name: 'upstash-q', parallelism: 1, paused: true });
+    await queue.resume();
+    const first = await queue.enqueue({ url: `${dest.url}/q-first`, body: 'one' });
+    const second = await queue.enqueueJSON({ url: `${dest.url}/q-second`, body: { n: 2 } });
+    expect(first.messageId).toMatch(/^msg_/);
+    expect(second.messageId).toMatch(/^msg_/);
+    expect((await queue.get()).lag).toBe(2);
+    expect((await client.queue().list()).map((q) => q.name)).toContain('upstash-q');
+    const before = dest.requests.length;
+    expect(await t.ferry.engine.runOnce()).toBe(1);
+    expect(await t.ferry.engine.runOnce()).toBe(1);
+    const paths = (await dest.waitFor(before + 2)).slice(before).map((r) => r.path);
+    expect(paths).toEqual(['/q-first', '/q-second']);
+    const key = await client.publishJSON({
+      url: `${dest.url}/fc`,
+      body: {},
+      flowControl: { key: 'upstash-key', parallelism: 1 },
+    });
+    expect(key.messageId).toMatch(/^msg_/);
+    const info = await client.flowControl.get('upstash-key');
+    expect(info).toMatchObject({
+      flowControlKey: 'upstash-key',
+      parallelismMax: 1,
+      waitListSize: 1,
+    });
+    await queue.delete();
+    await expect(queue.get()).rejects.toThrow(/not found/);
+  });
 });
 
 describe('official Client and Ferry’s account limits', () => {

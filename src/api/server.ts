@@ -19,6 +19,8 @@ import { publishRoutes } from './routes/publish.js';
 import { topicRoutes } from './routes/topics.js';
 import { scheduleRoutes } from './routes/schedules.js';
 import { workflowRoutes } from './routes/workflows.js';
+import { flowControlRoutes } from './routes/flow-control.js';
+import { queueRoutes } from './routes/queues.js';
 
 export interface ServerOptions {
   /** Largest request body accepted at all, in bytes (the largest plan's max_message_size). */
@@ -85,6 +87,8 @@ export function buildServer(ctx: ApiContext, options: ServerOptions): FastifyIns
     keyRoutes(messaging, ctx);
     scheduleRoutes(messaging, ctx);
     workflowRoutes(messaging, ctx);
+    flowControlRoutes(messaging, ctx);
+    queueRoutes(messaging, ctx);
     done();
   });
   return app;

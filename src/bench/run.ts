@@ -20,7 +20,7 @@
  *   for a minute boundary at least 20 s after the schedules were created (up to ~80 s).
  *
  * Options: `--quick` (smaller N), `--only sqlite|postgres`,
- * `--case publish|e2e|latency|fanout|batch|schedule`.
+ * `--case publish|e2e|flow|latency|fanout|batch|schedule`.
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -38,8 +38,9 @@ const onlyIndex = process.argv.indexOf('--only');
 const only = onlyIndex === -1 ? undefined : process.argv[onlyIndex + 1];
 const caseIndex = process.argv.indexOf('--case');
 const onlyCase = caseIndex === -1 ? undefined : process.argv[caseIndex + 1];
-const wanted = (name: 'publish' | 'e2e' | 'latency' | 'fanout' | 'batch' | 'schedule'): boolean =>
-  !onlyCase || onlyCase === name;
+const wanted = (
+  name: 'publish' | 'e2e' | 'flow' | 'latency' | 'fanout' | 'batch' | 'schedule',
+): boolean => !onlyCase || onlyCase === name;
 
 interface Row {
   storage: string;
@@ -179,6 +180,8 @@ async function publishMany(p: {
   n: number;
   concurrency: number;
   headers?: Record<string, string>;
+  /** Per-message headers, added to `headers`. */
+  headersOf?: (i: number) => Record<string, string>;
   body: (i: number) => string;
   paceMs?: number;
 }): Promise<{ seconds: number; latencies: number[] }> {
@@ -202,7 +205,12 @@ async function publishMany(p: {
         if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       }
       const t0 = performance.now();
-      const res = await pool.request({ path, method: 'POST', headers, body: p.body(i) });
+      const res = await pool.request({
+        path,
+        method: 'POST',
+        headers: p.headersOf ? { ...headers, ...p.headersOf(i) } : headers,
+        body: p.body(i),
+      });
       await res.body.text();
       if (res.statusCode !== 200) throw new Error(`publish answered ${res.statusCode}`);
       latencies.push(performance.now() - t0);
@@ -245,7 +253,15 @@ async function benchPublish(
   }
 }
 
-async function benchEndToEnd(storage: 'sqlite' | 'postgres', n: number): Promise<Row> {
+/**
+ * Publishes N messages and waits until the sink has them all. With `keys`, message i carries the
+ * flow-control key `k<i mod keys>` with `parallelism=5` (the flow-control case).
+ */
+async function benchEndToEnd(
+  storage: 'sqlite' | 'postgres',
+  n: number,
+  keys?: number,
+): Promise<Row & { rate: number }> {
   const sink = await startSink();
   const ferry = await startFerry(storage);
   try {
@@ -256,14 +272,26 @@ async function benchEndToEnd(storage: 'sqlite' | 'postgres', n: number): Promise
       destination: `${sink.url}/e2e`,
       n,
       concurrency: E2E_PUBLISHERS,
+      ...(keys === undefined
+        ? {}
+        : {
+            headersOf: (i: number) => ({
+              'Svc-Flow-Control-Key': `k${i % keys}`,
+              'Svc-Flow-Control-Value': 'parallelism=5',
+            }),
+          }),
       body: (i) => `message ${i} ${'x'.repeat(100)}`,
     });
     await all;
     const seconds = (performance.now() - start) / 1000;
     return {
       storage,
-      case: `end to end (publish N from ${E2E_PUBLISHERS} clients, until all received)`,
+      case:
+        keys === undefined
+          ? `end to end (publish N from ${E2E_PUBLISHERS} clients, until all received)`
+          : `end to end with ${keys.toLocaleString('en')} flow-control keys (parallelism 5 each)`,
       n,
+      rate: n / seconds,
       result: `${Math.round(n / seconds).toLocaleString('en')} messages/s`,
       detail: `all received after ${seconds.toFixed(2)} s; publishing took ${publishSeconds.toFixed(2)} s`,
     };
@@ -457,6 +485,29 @@ async function main(): Promise<void> {
       await run(benchPublish(storage, 50, Math.round(20_000 * scale)));
     }
     if (wanted('e2e')) await run(benchEndToEnd(storage, Math.round(20_000 * scale)));
+    if (wanted('flow')) {
+      // Interleaved runs of each (no keys, 1,000 keys), so a load change on the shared machine
+      // hits both; the cost is 1 − (keyed median ÷ unkeyed median).
+      const plain: number[] = [];
+      const keyed: number[] = [];
+      let last: (Row & { rate: number }) | undefined;
+      for (let round = 0; round < 3; round += 1) {
+        plain.push((await benchEndToEnd(storage, Math.round(20_000 * scale))).rate);
+        last = await benchEndToEnd(storage, Math.round(20_000 * scale), 1_000);
+        keyed.push(last.rate);
+      }
+      const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[1] ?? NaN;
+      const cost = 1 - median(keyed) / median(plain);
+      await run(
+        Promise.resolve({
+          storage,
+          case: `flow control: ${last?.case ?? ''} vs none (median of 3 interleaved runs)`,
+          n: Math.round(20_000 * scale),
+          result: `${Math.round(median(keyed)).toLocaleString('en')} vs ${Math.round(median(plain)).toLocaleString('en')} messages/s`,
+          detail: `cost ${(cost * 100).toFixed(1)} % (runs keyed ${keyed.map(Math.round).join(', ')}; none ${plain.map(Math.round).join(', ')})`,
+        }),
+      );
+    }
     if (wanted('latency')) await run(benchLatency(storage, 500, quick ? 4 : 10));
     if (wanted('fanout')) await run(benchFanOut(storage, Math.round(200 * scale), 100));
     if (wanted('batch')) await run(benchBatch(storage, Math.round(200 * scale), 100));

@@ -88,5 +88,8 @@ export function callbackMessage(p: {
   if (workflow?.callType === 'toCallback' && p.kind === 'callback') {
     message.spec.workflow = { ...workflow, callType: 'fromCallback' };
   }
+  // The source's queue slot passes to its callbacks: the queue's next message waits for them.
+  const queue = source.queueName ?? source.spec.holdsQueue;
+  if (queue !== undefined) message.spec.holdsQueue = queue;
   return message;
 }

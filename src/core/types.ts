@@ -39,7 +39,7 @@ export interface Account {
 export type AccountRegion = 'eu-central-1' | 'us-east-1';
 export const ACCOUNT_REGIONS: readonly AccountRegion[] = ['eu-central-1', 'us-east-1'];
 
-/** Flow-control settings of a message (enforced from issue 5 on; stored from the start). */
+/** Flow-control settings of a message (`Svc-Flow-Control-Key/-Value`; see core/flow-control.ts). */
 export interface FlowControl {
   key: string;
   parallelism?: number;
@@ -91,6 +91,11 @@ export interface MessageSpec {
   callbackOf?: { kind: 'callback' | 'failure-callback'; sourceMessageId: string };
   /** Set on every message of a workflow run: the run and what the message is to it. */
   workflow?: MessageWorkflow;
+  /**
+   * Set on a callback message of a queued message: the queue whose slot it holds until it is
+   * final, so the queue's next message waits for its source's callbacks (see flow-control.ts).
+   */
+  holdsQueue?: string;
 }
 
 /** A message that is not final yet: one row of the hot `messages` table. */

@@ -14,7 +14,8 @@ import type { Logger } from '../core/logger.js';
 import { compileRetryDelay } from '../core/retry-delay.js';
 import { decideOutcome } from '../core/retry-timing.js';
 import { signRequest } from '../core/signature.js';
-import type { ClaimedMessage } from '../core/types.js';
+import type { Account, ClaimedMessage } from '../core/types.js';
+import type { PlanLimits } from '../core/plans.js';
 import type { Executor } from '../storage/driver.js';
 import type { AccountDirectory } from './accounts.js';
 import type { UsageRecorder } from '../core/management.js';
@@ -22,6 +23,11 @@ import type { Dispatcher } from './dispatcher.js';
 import { NOT_DURABLE, OutcomeWriter, type Completion } from './outcome-writer.js';
 import { eventOf } from './records.js';
 import { WorkflowDelivery } from './workflow-delivery.js';
+import { gateOf } from '../core/flow-control.js';
+import { AccountSlots } from './account-slots.js';
+
+/** Gates (flow-control keys, queues) admitted per claim; more ready ones claim again at once. */
+const ADMIT_GATES = 100;
 
 export interface EngineOptions {
   executor: Executor;
@@ -61,6 +67,8 @@ interface InFlight {
 export class Engine {
   private readonly inFlight = new Map<string, InFlight>();
   private readonly retryDelays = new Map<string, (retried: number) => number>();
+  /** Deliveries in flight per account on this engine (`max_global_parallelism`). */
+  private readonly accountSlots = new AccountSlots();
   private readonly outcomes: OutcomeWriter;
   private readonly workflows: WorkflowDelivery;
   private running = false;
@@ -147,7 +155,7 @@ export class Engine {
    * Not for use while the engine is started.
    */
   async runOnce(): Promise<number> {
-    const claimed = await this.claim(this.options.concurrency);
+    const { claimed } = await this.claimAdmitted(this.options.concurrency);
     await Promise.all(claimed.map((message) => this.deliver(message)));
     await this.outcomes.drain();
     return claimed.length;
@@ -172,8 +180,9 @@ export class Engine {
     this.wakePending = false;
     const limit = Math.min(room, this.claimBatch);
     let claimed: ClaimedMessage[];
+    let gatesLeft = false;
     try {
-      claimed = await this.claim(limit);
+      ({ claimed, gatesLeft } = await this.claimAdmitted(limit));
     } catch (error) {
       this.claiming = false;
       this.options.logger.error({ err: error }, 'claiming due messages failed; retrying in 1 s');
@@ -181,8 +190,8 @@ export class Engine {
       return;
     }
     for (const message of claimed) void this.deliver(message);
-    this.backlog = claimed.length === limit;
-    if (claimed.length === limit || this.wakePending) {
+    this.backlog = claimed.length === limit || gatesLeft;
+    if (this.backlog || this.wakePending) {
       this.claiming = false;
       if (this.running) this.schedule(0);
       return;
@@ -206,13 +215,19 @@ export class Engine {
    * time: a fast delivery's ACTIVE and DELIVERED then share one commit, and the claim itself
    * touches only the messages table (each commit writes whole pages of every table it touches).
    */
-  private async claim(limit: number): Promise<ClaimedMessage[]> {
+  private async claimAdmitted(
+    limit: number,
+  ): Promise<{ claimed: ClaimedMessage[]; gatesLeft: boolean }> {
     const now = this.options.clock.now();
     const leaseUntil = now + this.options.leaseMs;
-    const claimed = await this.options.executor.transaction(
-      (tx) => tx.messageClaimDue({ now, limit, leaseUntil }),
-      NOT_DURABLE,
-    );
+    // Admission first: waiting messages of flow-control keys and queues that may start now
+    // become due, and this claim takes them with everything else that is due. With no gate
+    // ready this is one read of an empty index range.
+    const { claimed, gatesLeft } = await this.options.executor.transaction(async (tx) => {
+      const admission = await tx.flowGateAdmit({ now, limit: ADMIT_GATES });
+      const claimed = await tx.messageClaimDue({ now, limit, leaseUntil });
+      return { claimed, gatesLeft: admission.gates === ADMIT_GATES };
+    }, NOT_DURABLE);
     if (claimed.length > 0) {
       void this.complete({ kind: 'events', events: claimed.map((m) => eventOf(m, 'ACTIVE', now)) });
     }
@@ -226,13 +241,16 @@ export class Engine {
         done: Promise.resolve(),
       });
     }
-    return claimed;
+    return { claimed, gatesLeft };
   }
 
   private deliver(message: ClaimedMessage): Promise<void> {
     const flight = this.inFlight.get(message.id);
+    const gated = gateOf(message) !== undefined;
     const done = this.attempt(message, flight?.abort)
       .then((completion) => (completion ? this.complete(completion) : undefined))
+      // The attempt released a slot of its flow-control key or queue: admit the next one.
+      .then(() => (gated ? this.wake() : undefined))
       .catch((error: unknown) => {
         // The lease expires and the message is delivered again: nothing is lost.
         this.options.logger.error({ err: error, messageId: message.id }, 'delivery failed');
@@ -251,7 +269,7 @@ export class Engine {
     message: ClaimedMessage,
     abort?: AbortController,
   ): Promise<Completion | undefined> {
-    const { accounts, clock, prefix } = this.options;
+    const { accounts } = this.options;
     const account = await accounts.get(message.accountId);
     if (!account) {
       this.options.logger.warn({ messageId: message.id }, 'message of an unknown account dropped');
@@ -259,6 +277,25 @@ export class Engine {
       return undefined;
     }
     const limits = accounts.limits(account);
+    // max_global_parallelism: the account's deliveries in flight on this engine. Over it, the
+    // message waits here (still leased) for one of the account's deliveries to end.
+    if (!(await this.accountSlots.acquire(account.id, limits.max_global_parallelism, abort))) {
+      return { kind: 'release', message };
+    }
+    try {
+      return await this.send(message, account, limits, abort);
+    } finally {
+      this.accountSlots.release(account.id);
+    }
+  }
+
+  private async send(
+    message: ClaimedMessage,
+    account: Account,
+    limits: PlanLimits,
+    abort?: AbortController,
+  ): Promise<Completion | undefined> {
+    const { clock, prefix } = this.options;
     const timeoutMs = Math.min(message.spec.timeoutMs ?? Infinity, limits.timeout * 1000);
     const headers: Record<string, string | string[]> = {};
     for (const [name, values] of Object.entries(message.spec.headers)) {

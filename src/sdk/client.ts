@@ -14,6 +14,8 @@ import type {
 import { UrlGroupsApi } from './url-groups.js';
 import { SchedulesApi } from './schedules.js';
 import { WorkflowsApi } from './workflows.js';
+import { FlowControlApi } from './flow-control.js';
+import { QueuesApi } from './queues.js';
 
 /** Options of {@link FerryClient}. */
 export interface FerryClientOptions {
@@ -38,6 +40,8 @@ export class FerryClient {
   readonly schedules: SchedulesApi;
   /** Workflow runs: logs, cancel, the workflow DLQ, resume and restart. */
   readonly workflows: WorkflowsApi;
+  readonly queues: QueuesApi;
+  readonly flowControl: FlowControlApi;
   private readonly http: HttpClient;
   private readonly prefix: string;
 
@@ -51,6 +55,22 @@ export class FerryClient {
     this.urlGroups = new UrlGroupsApi(this.http);
     this.schedules = new SchedulesApi(this.http, this.prefix);
     this.workflows = new WorkflowsApi(this.http);
+    this.queues = new QueuesApi(this.http);
+    this.flowControl = new FlowControlApi(this.http);
+  }
+
+  /**
+   * Publishes into a FIFO queue (created with parallelism 1 on first use): the queue starts its
+   * next message only after the previous one and its callbacks are delivered or failed.
+   */
+  async enqueue(queueName: string, req: PublishRequest): Promise<PublishResult> {
+    if (req.destination === '') throw new TypeError('destination must not be empty');
+    return this.http.request<PublishResult>({
+      method: 'POST',
+      path: `/v2/enqueue/${encodeURIComponent(queueName)}/${req.destination}`,
+      headers: publishHeaders(this.prefix, req),
+      body: req.body,
+    });
   }
 
   /**
@@ -90,7 +110,12 @@ export class FerryClient {
         req.body instanceof Uint8Array
           ? new TextDecoder('utf-8', { fatal: true }).decode(req.body)
           : req.body;
-      return { destination: req.destination, headers: publishHeaders(this.prefix, req), body };
+      return {
+        destination: req.destination,
+        headers: publishHeaders(this.prefix, req),
+        body,
+        ...(req.queue === undefined ? {} : { queue: req.queue }),
+      };
     });
     return this.http.request<BatchResult[]>({
       method: 'POST',

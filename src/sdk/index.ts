@@ -11,6 +11,8 @@ export type { RateLimitInfo, SignatureErrorCode } from './errors.js';
 export type { DlqApi } from './dlq.js';
 export type { EventsApi } from './events.js';
 export type { KeysApi } from './keys.js';
+export type { FlowControlApi, FlowControlKey } from './flow-control.js';
+export type { QueuesApi, Queue } from './queues.js';
 export type { MessagesApi } from './messages.js';
 export type { UrlGroupsApi } from './url-groups.js';
 export type { SchedulesApi } from './schedules.js';

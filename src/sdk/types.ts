@@ -260,7 +260,8 @@ export interface UrlGroup {
 }
 
 /** One entry of a batch: a publish request, optionally into a queue. */
-export type BatchRequest = PublishRequest;
+/** A batch entry: a publish, or with `queue` an enqueue into that queue. */
+export type BatchRequest = PublishRequest & { queue?: string };
 
 /** One element of a batch result: a publish result, or the error of a failed entry. */
 export type BatchResult = PublishResult | { error: string };

@@ -35,6 +35,7 @@ import type {
   WorkflowRunState,
   WorkflowStep,
 } from '../core/workflow.js';
+import type { FlowGate, FlowGateKind } from '../core/flow-control.js';
 
 /** Filters shared by bulk cancel, the events log and the DLQ. OR within a field, AND across. */
 export interface RecordFilter {
@@ -333,6 +334,58 @@ export interface ScheduleAdvanceManyParams {
   advances: ScheduleAdvance[];
 }
 
+export interface FlowGateAdmitParams {
+  now: number;
+  /** Most gates looked at in one call (each admits what its limits allow). */
+  limit: number;
+}
+export interface FlowGateAdmitResult {
+  /** Messages admitted: they are due now and the next claim takes them. */
+  admitted: number;
+  /** Gates looked at; equal to `limit` when more gates may be ready. */
+  gates: number;
+}
+export interface FlowGateKeyParams {
+  accountId: string;
+  kind: FlowGateKind;
+  name: string;
+}
+export interface FlowGateListParams {
+  accountId: string;
+  kind: FlowGateKind;
+  /** Only gates whose name contains this text. */
+  search?: string;
+}
+/** Changes to a gate; absent fields keep their value. */
+export interface FlowGateUpdateParams extends FlowGateKeyParams {
+  now: number;
+  paused?: boolean;
+  /** New parallelism; `null` removes the limit. */
+  parallelism?: number | null;
+  /** New rate; `null` removes the limit. */
+  rate?: number | null;
+  periodSec?: number;
+  pinnedParallelism?: boolean;
+  pinnedRate?: boolean;
+  /** Starts a new rate period at `now` with no attempts counted. */
+  resetRate?: boolean;
+}
+export interface QueueUpsertParams {
+  accountId: string;
+  name: string;
+  now: number;
+  /** Absent: 1 for a new queue, unchanged for an existing one. */
+  parallelism?: number;
+  paused?: boolean;
+  /** The account's `max_queues`: creating one more than this is refused (updating is not). */
+  maxQueues: number;
+}
+export type QueueUpsertResult = 'created' | 'updated' | 'limit';
+export interface MessageCountInFlightParams {
+  accountId: string;
+  now: number;
+}
+
 // ---- the contract -------------------------------------------------------------------------
 
 /** Filters of the workflow logs and the workflow DLQ. OR within a field, AND across. */
@@ -470,6 +523,31 @@ export interface Executor {
   messageReleaseMany(params: MessageReleaseManyParams): Promise<string[]>;
   /** Deletes the account's messages matching `filter` (leased or not); returns them. */
   messageDeleteMany(params: MessageDeleteManyParams): Promise<Message[]>;
+  /** The account's messages leased and not expired at `now`: its deliveries in flight. */
+  messageCountInFlight(params: MessageCountInFlightParams): Promise<number>;
+
+  /**
+   * Admits waiting messages of flow-control keys and queues (see core/flow-control.ts): for up
+   * to `limit` gates whose ready time has come, oldest first, moves the first waiting messages
+   * (by due time, then publish order) that the gate's parallelism and rate allow into the due
+   * set, and sets the gate's next ready time. `messageInsertMany` parks a gated message (its
+   * gate is created or its limits updated, unless pinned); ending a slot's hold (delete,
+   * a key's retry, cancel) makes its gate ready. Concurrent callers never admit for the same
+   * gate at once (PostgreSQL: the gate row is locked, others skip it; SQLite: one writer).
+   */
+  flowGateAdmit(params: FlowGateAdmitParams): Promise<FlowGateAdmitResult>;
+  flowGateGet(params: FlowGateKeyParams): Promise<FlowGate | undefined>;
+  /** The account's gates of a kind, by name. */
+  flowGateList(params: FlowGateListParams): Promise<FlowGate[]>;
+  /** Applies the changes and makes the gate ready; undefined when it does not exist. */
+  flowGateUpdate(params: FlowGateUpdateParams): Promise<FlowGate | undefined>;
+  /**
+   * Deletes the gate; returns false when it did not exist. Delete its waiting messages first
+   * (`messageDeleteMany`): a message whose gate is gone waits forever.
+   */
+  flowGateDelete(params: FlowGateKeyParams): Promise<boolean>;
+  /** Creates a queue or changes one; the count check and the write are atomic. */
+  queueUpsert(params: QueueUpsertParams): Promise<QueueUpsertResult>;
 
   eventInsertMany(params: EventInsertManyParams): Promise<void>;
   /** The log, newest first. Every returned event carries the message's CREATED header/body. */

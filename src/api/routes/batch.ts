@@ -14,6 +14,7 @@ import { admitRequest } from '../limits.js';
 import { jsonBody } from '../json-body.js';
 import { checkBodySize, preparePublish, publishResponse, type PreparedPublish } from './publish.js';
 import { parseDestination } from '../../core/destination.js';
+import { checkQueueName, ensureQueue } from './queues.js';
 
 /** Most entries in one batch. */
 export const MAX_BATCH_ENTRIES = 1_000;
@@ -52,16 +53,14 @@ async function prepareEntry(
   entry: unknown,
   callerIp: string,
 ): Promise<PreparedPublish> {
-  if (!isObject(entry)) throw badRequest('expected an object {destination, body?, headers?}');
+  if (!isObject(entry))
+    throw badRequest('expected an object {destination, body?, headers?, queue?}');
   const { destination: raw } = entry;
   if (typeof raw !== 'string' || raw === '') {
     throw badRequest('"destination" is required: a URL or a URL-group name');
   }
-  if (entry.queue !== undefined && entry.queue !== null && entry.queue !== '') {
-    throw badRequest(
-      `queue ${JSON.stringify(entry.queue)}: FIFO queues are not implemented in this version`,
-    );
-  }
+  const queue = entry.queue === undefined || entry.queue === null ? undefined : entry.queue;
+  if (queue !== undefined) await ensureQueue(ctx, account, checkQueueName(queue));
   const q = raw.indexOf('?');
   const { destination, query } = parseDestination({
     rawPath: q === -1 ? raw : raw.slice(0, q),
@@ -69,7 +68,7 @@ async function prepareEntry(
     prefix: ctx.prefix,
   });
   const plan = ctx.accounts.limits(account);
-  return preparePublish(ctx, {
+  const prepared = await preparePublish(ctx, {
     account,
     destination,
     headers: entryHeaders(entry.headers),
@@ -77,6 +76,9 @@ async function prepareEntry(
     body: entryBody(entry.body, plan),
     callerIp,
   });
+  // The entry joins the queue (`queue` is the batch form of POST /v2/enqueue/{queue}/…).
+  if (typeof queue === 'string') for (const item of prepared.items) item.message.queueName = queue;
+  return prepared;
 }
 
 export function batchRoutes(app: FastifyInstance, ctx: ApiContext): void {

@@ -29,7 +29,7 @@ const CANCEL_FILTERS = [
  * Cancels messages that are not final: removes them and logs CANCEL_REQUESTED and CANCELLED.
  * A delivery already in flight may still reach the destination; its outcome is then ignored.
  */
-async function cancel(
+export async function cancel(
   ctx: ApiContext,
   accountId: string,
   filter: RecordFilter,
@@ -49,6 +49,8 @@ async function cancel(
     return cancelled;
   });
   ctx.usage.add(accountId, 'canceled', removed.length, now);
+  // A cancelled message may have held a slot of a flow-control key or queue.
+  if (removed.length > 0) ctx.onMessagesStored();
   return removed;
 }
 

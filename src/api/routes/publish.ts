@@ -4,7 +4,7 @@
  * destination's own query string is kept (minus Ferry's own parameters). A URL-group destination
  * makes one message per endpoint, all stored in one transaction.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isIP } from 'node:net';
 import { isLocalHostname, isPrivateAddress } from '../../core/addresses.js';
 import { badRequest, notFound, tooLarge } from '../../core/errors.js';
@@ -197,21 +197,38 @@ export function publishResponse(
     : { status: 200, body: { messageId: result.messageId } };
 }
 
+/**
+ * Handles a publish route: `/v2/publish/{destination}`, or `/v2/enqueue/{queue}/{destination}`
+ * with `queueName` (each message then joins the queue, see routes/queues.ts).
+ */
+export async function handlePublish(
+  ctx: ApiContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  path: string,
+  queueName?: string,
+): Promise<{ status: number; body: unknown }> {
+  const account = request.account;
+  const limits = ctx.accounts.limits(account);
+  const { destination, query } = destinationOf(request, path, ctx.prefix);
+  const prepared = await preparePublish(ctx, {
+    account,
+    destination,
+    headers: request.headers,
+    query,
+    body: bodyOf(request, limits),
+    callerIp: request.ip,
+  });
+  if (queueName !== undefined)
+    for (const item of prepared.items) item.message.queueName = queueName;
+  await admitRequest(ctx, request, reply, prepared.items.length);
+  const results = await ctx.publisher.publish(prepared.items);
+  return publishResponse(prepared, results);
+}
+
 export function publishRoutes(app: FastifyInstance, ctx: ApiContext): void {
   app.post('/v2/publish/*', async (request, reply) => {
-    const account = request.account;
-    const { destination, query } = destinationOf(request, '/v2/publish/', ctx.prefix);
-    const prepared = await preparePublish(ctx, {
-      account,
-      destination,
-      headers: request.headers,
-      query,
-      body: bodyOf(request, ctx.accounts.limits(account)),
-      callerIp: request.ip,
-    });
-    await admitRequest(ctx, request, reply, prepared.items.length);
-    const results = await ctx.publisher.publish(prepared.items);
-    const { status, body } = publishResponse(prepared, results);
+    const { status, body } = await handlePublish(ctx, request, reply, '/v2/publish/');
     return reply.code(status).send(body);
   });
 }

@@ -138,12 +138,15 @@ export const leaseOf = (m: ClaimedMessage): Lease => ({ id: m.id, leaseToken: m.
  */
 export async function clearMessages(executor: Executor): Promise<void> {
   for (;;) {
+    // Waiting messages of flow-control keys and queues are admitted first (a round at a time,
+    // as their limits allow); a gate with nothing left waiting is then no longer ready.
+    const { admitted } = await executor.flowGateAdmit({ now: FAR_FUTURE, limit: 10_000 });
     const claimed = await executor.messageClaimDue({
       now: FAR_FUTURE,
       limit: 1_000,
       leaseUntil: FAR_FUTURE,
     });
-    if (claimed.length === 0) return;
+    if (claimed.length === 0 && admitted === 0) return;
     await executor.messageDeleteLeasedMany({ leases: claimed.map(leaseOf) });
   }
 }

@@ -17,6 +17,7 @@ import { bulkCancelCases } from './bulk-cancel-cases.js';
 import { dedupCases } from './dedup-cases.js';
 import { dlqCases } from './dlq-cases.js';
 import { eventCases } from './event-cases.js';
+import { flowGateCases } from './flow-gate-cases.js';
 import { leaseCases } from './lease-cases.js';
 import { limitCases } from './limit-cases.js';
 import { managementCases } from './management-cases.js';
@@ -77,5 +78,6 @@ export function runDriverConformance(
     describe('management', () => managementCases(ctx));
     describe('schedules', () => scheduleCases(ctx));
     describe('account limits', () => limitCases(ctx));
+    describe('flow control and queues', () => flowGateCases(ctx));
   });
 }

@@ -4,7 +4,9 @@
  * fencing tokens on leases, an advisory lock around migrations, and LISTEN/NOTIFY for wake-ups.
  */
 import postgres from 'postgres';
-import type { DlqEntry, EventRecord } from '../../core/types.js';
+import type { DlqEntry, EventRecord, Message } from '../../core/types.js';
+
+const isGated = (m: Message): boolean => gateOf(m) !== undefined;
 import type {
   DlqInsertManyParams,
   Driver,
@@ -21,6 +23,8 @@ import { chunkByBytes } from './postgres-batch.js';
 import * as dedup from './postgres-dedup.js';
 import * as dlq from './postgres-dlq.js';
 import * as events from './postgres-events.js';
+import * as flowGates from './postgres-flow-gates.js';
+import { gateOf } from '../../core/flow-control.js';
 import * as management from './postgres-management.js';
 import * as messages from './postgres-messages.js';
 import * as rateCounters from './postgres-rate-counters.js';
@@ -109,8 +113,24 @@ class PostgresExecutor implements Executor {
   searchIndexUpdate = this.op(management.searchIndexUpdate);
 
   async messageInsertMany(p: MessageInsertManyParams): Promise<void> {
+    if (!p.messages.some(isGated)) {
+      await this.track(
+        this.writeInChunks(p.messages, (m) => m.body.byteLength, messages.insertMessages),
+      );
+      return;
+    }
+    // Gated messages need their gate rows first (created or updated in the same transaction).
     await this.track(
-      this.writeInChunks(p.messages, (m) => m.body.byteLength, messages.insertMessages),
+      this.begin(async (tx) => {
+        const gated = await flowGates.enterGates(tx, p.messages);
+        const plain = p.messages.filter((m) => !isGated(m));
+        for (const chunk of chunkByBytes(plain, (m) => m.body.byteLength)) {
+          await messages.insertMessages(tx, chunk);
+        }
+        for (const chunk of chunkByBytes(gated, (g) => g.message.body.byteLength)) {
+          await messages.insertGatedMessages(tx, chunk);
+        }
+      }),
     );
   }
   messageGet = this.op(messages.messageGet);
@@ -121,6 +141,14 @@ class PostgresExecutor implements Executor {
   messageRetryManyLeased = this.op(messages.messageRetryManyLeased);
   messageReleaseMany = this.op(messages.messageReleaseMany);
   messageDeleteMany = this.op(messages.messageDeleteMany);
+  messageCountInFlight = this.op(messages.messageCountInFlight);
+
+  flowGateAdmit = this.op(flowGates.flowGateAdmit);
+  flowGateGet = this.op(flowGates.flowGateGet);
+  flowGateList = this.op(flowGates.flowGateList);
+  flowGateUpdate = this.op(flowGates.flowGateUpdate);
+  flowGateDelete = this.op(flowGates.flowGateDelete);
+  queueUpsert = this.op(flowGates.queueUpsert);
 
   async eventInsertMany(p: EventInsertManyParams): Promise<void> {
     const bytes = (e: EventRecord): number =>

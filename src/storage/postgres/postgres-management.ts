@@ -74,6 +74,7 @@ export async function accountDelete(db: Db, p: AccountDeleteParams): Promise<boo
     await tx`DELETE FROM events WHERE account_id = ${p.id}`;
     await tx`DELETE FROM dlq WHERE account_id = ${p.id}`;
     await tx`DELETE FROM dedup WHERE account_id = ${p.id}`;
+    await tx`DELETE FROM flow_gates WHERE account_id = ${p.id}`;
     await tx`DELETE FROM usage_counters WHERE subject_id = ${p.id}`;
     await tx`DELETE FROM rate_counters WHERE subject_id = ${p.id}`;
     return (await tx`DELETE FROM accounts WHERE id = ${p.id}`).count > 0;

@@ -16,8 +16,12 @@ import { unnestInsert } from './postgres-batch.js';
 import { newBinder } from './postgres-bind.js';
 import { type Db, toClaimedMessage } from './postgres-rows.js';
 import { type MessageRow, messageFromRow } from '../sql/rows.js';
+import { PARKED_DUE_AT } from '../../core/flow-control.js';
+import { type GatedMessage, gatedDueAt, touchGates } from './postgres-flow-gates.js';
+import type { MessageCountInFlightParams } from '../driver.js';
+import type { Column } from './postgres-batch.js';
 
-export const insertMessages = unnestInsert<Message>('messages', [
+const MESSAGE_COLUMNS: Column<Message>[] = [
   { name: 'id', type: 'text', value: (m) => m.id },
   { name: 'account_id', type: 'text', value: (m) => m.accountId },
   { name: 'url', type: 'text', value: (m) => m.url },
@@ -37,6 +41,21 @@ export const insertMessages = unnestInsert<Message>('messages', [
   { name: 'due_at', type: 'bigint', value: (m) => m.dueAt },
   { name: 'spec', type: 'text', value: (m) => JSON.stringify(m.spec) },
   { name: 'body', type: 'bytea', value: (m) => m.body },
+];
+
+export const insertMessages = unnestInsert<Message>('messages', MESSAGE_COLUMNS);
+
+/** Gated messages: the gate columns too, and `seq` (publish order within a gate). */
+export const insertGatedMessages = unnestInsert<GatedMessage>('messages', [
+  ...MESSAGE_COLUMNS.map((c) =>
+    c.name === 'due_at'
+      ? { ...c, value: gatedDueAt }
+      : { ...c, value: (g: GatedMessage) => c.value(g.message) },
+  ),
+  { name: 'gate_id', type: 'bigint', value: (g) => g.gateId },
+  { name: 'gate_mode', type: 'text', value: (g) => g.gateMode },
+  { name: 'wait_due_at', type: 'bigint', value: (g) => g.waitDueAt },
+  { name: 'seq', type: 'bigint', value: (g) => g.seq },
 ]);
 
 export async function messageGet(db: Db, p: MessageGetParams): Promise<Message | undefined> {
@@ -79,12 +98,36 @@ export async function messageNextDueAt(
 ): Promise<number | undefined> {
   // Two statements rather than `$1 IS NULL OR due_at > $1`, which would keep the planner from
   // starting the min() index scan at `after`.
+  // Parked (waiting) rows are excluded; a ready gate counts even at or before `after`: its
+  // admission has work to do. LEAST ignores NULLs.
   const [row] =
     p.after === undefined
-      ? await db<{ due_at: string | null }[]>`SELECT min(due_at) AS due_at FROM messages`
+      ? await db<{ due_at: string | null }[]>`
+          SELECT LEAST(
+            (SELECT min(due_at) FROM messages WHERE due_at < ${PARKED_DUE_AT}),
+            (SELECT min(ready_at) FROM flow_gates WHERE ready_at IS NOT NULL)) AS due_at`
       : await db<{ due_at: string | null }[]>`
-          SELECT min(due_at) AS due_at FROM messages WHERE due_at > ${p.after}`;
+          SELECT LEAST(
+            (SELECT min(due_at) FROM messages WHERE due_at > ${p.after} AND due_at < ${PARKED_DUE_AT}),
+            (SELECT min(ready_at) FROM flow_gates WHERE ready_at IS NOT NULL)) AS due_at`;
   return row?.due_at == null ? undefined : Number(row.due_at);
+}
+
+/** Rows a fenced write returns: `gate_id` names a gate whose slot the row stopped holding. */
+type FencedRow = { id: string; gate_id: string | null };
+
+/** Makes the gates of `rows` ready (their holders ended), then returns the applied ids. */
+async function released(db: Db, leases: readonly Lease[], rows: readonly FencedRow[]) {
+  const gates = rows.flatMap((r) => (r.gate_id === null ? [] : [String(r.gate_id)]));
+  await touchGates(db, gates);
+  return appliedIds(leases, rows);
+}
+
+export async function messageCountInFlight(db: Db, p: MessageCountInFlightParams): Promise<number> {
+  const [row] = await db<{ n: number }[]>`
+    SELECT count(*)::int AS n FROM messages
+    WHERE account_id = ${p.accountId} AND lease_token IS NOT NULL AND due_at > ${p.now}`;
+  return row?.n ?? 0;
 }
 
 /** The ids of `leases` that are in `applied`, in input order, each once. */
@@ -121,20 +164,24 @@ export async function messageDeleteLeasedMany(
 ): Promise<string[]> {
   const leases = p.leases;
   if (leases.length === 0) return [];
-  const rows = await db<{ id: string }[]>`
+  const rows = await db<FencedRow[]>`
     DELETE FROM messages m
     USING unnest(${leases.map((l) => l.id)}::text[], ${leases.map((l) => l.leaseToken)}::text[])
       AS l(id, token)
     WHERE m.id = l.id AND m.lease_token = l.token
-    RETURNING m.id`;
-  return appliedIds(leases, rows);
+    RETURNING m.id, m.gate_id`;
+  return released(db, leases, rows);
 }
 
 export async function messageRetryManyLeased(db: Db, p: MessageRetryManyParams): Promise<string[]> {
   const retries = p.retries;
   if (retries.length === 0) return [];
-  const rows = await db<{ id: string }[]>`
-    UPDATE messages m SET due_at = l.due_at, retried = l.retried, lease_token = NULL
+  // A flow-control key's message waits again for its retry (its slot was for one attempt).
+  const rows = await db<FencedRow[]>`
+    UPDATE messages m SET
+      due_at = CASE WHEN m.gate_mode = 'key' THEN ${PARKED_DUE_AT} ELSE l.due_at END,
+      wait_due_at = CASE WHEN m.gate_mode = 'key' THEN l.due_at END,
+      retried = l.retried, lease_token = NULL
     FROM unnest(
       ${retries.map((r) => r.id)}::text[],
       ${retries.map((r) => r.leaseToken)}::text[],
@@ -142,8 +189,8 @@ export async function messageRetryManyLeased(db: Db, p: MessageRetryManyParams):
       ${retries.map((r) => r.retried)}::integer[]
     ) AS l(id, token, due_at, retried)
     WHERE m.id = l.id AND m.lease_token = l.token
-    RETURNING m.id`;
-  return appliedIds(retries, rows);
+    RETURNING m.id, CASE WHEN m.gate_mode = 'key' THEN m.gate_id END AS gate_id`;
+  return released(db, retries, rows);
 }
 
 export async function messageReleaseMany(db: Db, p: MessageReleaseManyParams): Promise<string[]> {
@@ -170,7 +217,11 @@ export async function messageDeleteMany(db: Db, p: MessageDeleteManyParams): Pro
            SELECT id FROM messages WHERE ${where} ORDER BY created_at, id LIMIT ${bind(p.limit)}
          ) RETURNING *`;
   // Not prepared: the text varies with the filter, and each variant would stay cached.
-  const rows = await db.unsafe<MessageRow[]>(text, params);
+  const rows = await db.unsafe<(MessageRow & { gate_id: string | null })[]>(text, params);
+  await touchGates(
+    db,
+    rows.flatMap((r) => (r.gate_id === null ? [] : [String(r.gate_id)])),
+  );
   return rows
     .map(messageFromRow)
     .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));

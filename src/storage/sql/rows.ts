@@ -61,6 +61,8 @@ export interface MessageRow {
   lease_token: string | null;
   spec: string;
   body: Buffer;
+  /** Set while the message waits in its gate's wait list (migration 005). */
+  wait_due_at?: Int8 | null;
 }
 
 export interface EventRow {
@@ -153,7 +155,8 @@ export function messageFromRow(row: MessageRow): Message {
     maxRetries: row.max_retries,
     notBefore: Number(row.not_before),
     createdAt: Number(row.created_at),
-    dueAt: Number(row.due_at),
+    // A waiting message's due_at is the parked sentinel; its own due time is wait_due_at.
+    dueAt: Number(row.wait_due_at ?? row.due_at),
     spec: JSON.parse(row.spec) as MessageSpec,
     body: row.body,
   };

@@ -52,6 +52,11 @@ export class LeaseTable {
     this.leases.delete(id);
   }
 
+  /** Ids of the leases that have not expired at `now`. */
+  *liveIds(now: number): Iterable<string> {
+    for (const [id, lease] of this.leases) if (lease.until > now) yield id;
+  }
+
   /** The earliest lease expiry after `after` (or at all), for the next-due computation. */
   earliestUntil(after: number | undefined): number | undefined {
     let earliest: number | undefined;

@@ -61,6 +61,14 @@ import type {
   Executor,
   TransactionOptions,
   MessageClaimDueParams,
+  MessageCountInFlightParams,
+  FlowGateAdmitParams,
+  FlowGateAdmitResult,
+  FlowGateKeyParams,
+  FlowGateListParams,
+  FlowGateUpdateParams,
+  QueueUpsertParams,
+  QueueUpsertResult,
   MessageDeleteLeasedManyParams,
   MessageDeleteManyParams,
   MessageGetParams,
@@ -92,6 +100,7 @@ import type {
 } from '../driver.js';
 import type { Schedule } from '../../core/schedule.js';
 import type { WorkflowRun, WorkflowStep } from '../../core/workflow.js';
+import type { FlowGate } from '../../core/flow-control.js';
 import type { AsyncLock } from './async-lock.js';
 import type { SqliteOps } from './sqlite-ops.js';
 
@@ -188,6 +197,28 @@ export class SqliteExecutor implements Executor {
   }
   messageDeleteMany(p: MessageDeleteManyParams): Promise<Message[]> {
     return this.scope.run(() => this.ops.messageDeleteMany(p));
+  }
+  messageCountInFlight(p: MessageCountInFlightParams): Promise<number> {
+    return this.scope.run(() => this.ops.messageCountInFlight(p), READ_ONLY);
+  }
+
+  flowGateAdmit(p: FlowGateAdmitParams): Promise<FlowGateAdmitResult> {
+    return this.scope.run(() => this.ops.flowGates.flowGateAdmit(p));
+  }
+  flowGateGet(p: FlowGateKeyParams): Promise<FlowGate | undefined> {
+    return this.scope.run(() => this.ops.flowGates.flowGateGet(p), READ_ONLY);
+  }
+  flowGateList(p: FlowGateListParams): Promise<FlowGate[]> {
+    return this.scope.run(() => this.ops.flowGates.flowGateList(p), READ_ONLY);
+  }
+  flowGateUpdate(p: FlowGateUpdateParams): Promise<FlowGate | undefined> {
+    return this.scope.run(() => this.ops.flowGates.flowGateUpdate(p));
+  }
+  flowGateDelete(p: FlowGateKeyParams): Promise<boolean> {
+    return this.scope.run(() => this.ops.flowGates.flowGateDelete(p));
+  }
+  queueUpsert(p: QueueUpsertParams): Promise<QueueUpsertResult> {
+    return this.scope.run(() => this.ops.flowGates.queueUpsert(p));
   }
 
   eventInsertMany(p: EventInsertManyParams): Promise<void> {

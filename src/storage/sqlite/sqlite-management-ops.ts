@@ -76,7 +76,7 @@ export class SqliteManagementOps {
       // Leases live in memory here (see lease-table.ts); unlike PostgreSQL, where the row carries
       // its lease, a deleted row's lease must be dropped too, or its completion would still apply.
       for (const row of removed) this.leases.delete(row.id);
-      for (const table of ['events', 'dlq', 'dedup']) {
+      for (const table of ['events', 'dlq', 'dedup', 'flow_gates']) {
         this.statements.get(`DELETE FROM ${table} WHERE account_id = ?`).run(id);
       }
       this.statements.get('DELETE FROM usage_counters WHERE subject_id = ?').run(id);

@@ -36,6 +36,7 @@ import type {
   EventListParams,
   Lease,
   MessageClaimDueParams,
+  MessageCountInFlightParams,
   MessageDeleteLeasedManyParams,
   MessageDeleteManyParams,
   MessageGetParams,
@@ -80,6 +81,8 @@ import {
 import { SqliteManagementOps } from './sqlite-management-ops.js';
 import { SqliteScheduleOps } from './sqlite-schedules.js';
 import { SqliteWorkflowOps } from './sqlite-workflows.js';
+import { SqliteFlowGateOps } from './sqlite-flow-gates.js';
+import { gateOf, PARKED_DUE_AT } from '../../core/flow-control.js';
 import { SqliteStatements, type Statement } from './sqlite-statements.js';
 
 const MESSAGE_FILTER: FilterColumns = { messageId: 'id', time: 'created_at' };
@@ -102,6 +105,11 @@ const placeholders = (n: number): string => Array.from({ length: n }, () => '?')
 const INSERT_ACCOUNT = `INSERT INTO accounts (${ACCOUNT_COLUMNS}) VALUES (${placeholders(10)})`;
 const SELECT_ACCOUNT = `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = ?`;
 const INSERT_MESSAGE = `INSERT INTO messages (${MESSAGE_COLUMNS}) VALUES (${placeholders(20)})`;
+const INSERT_GATED_MESSAGE =
+  `INSERT INTO messages (${MESSAGE_COLUMNS}, gate_id, gate_mode, wait_due_at) ` +
+  `VALUES (${placeholders(23)})`;
+/** Index of `due_at` in `messageParams`. */
+const DUE_AT_PARAM = 16;
 const INSERT_EVENT = `INSERT INTO events (${EVENT_COLUMNS}) VALUES (${placeholders(25)})`;
 const INSERT_DLQ = `INSERT INTO dlq (${DLQ_COLUMNS}) VALUES (${placeholders(20)})`;
 
@@ -121,6 +129,8 @@ export class SqliteOps {
   readonly workflows: SqliteWorkflowOps;
   /** DLQ eviction and the request-rate counter (`sqlite-limit-ops.ts`). */
   readonly limits: SqliteLimitOps;
+  /** Flow-control keys and queues (`sqlite-flow-gates.ts`). */
+  readonly flowGates: SqliteFlowGateOps;
 
   constructor(db: Database.Database) {
     this.statements = new SqliteStatements(db);
@@ -128,6 +138,7 @@ export class SqliteOps {
     this.schedules = new SqliteScheduleOps(db);
     this.workflows = new SqliteWorkflowOps(db);
     this.limits = new SqliteLimitOps(this.statements);
+    this.flowGates = new SqliteFlowGateOps(this.statements);
   }
 
   private stmt(sql: string): Statement {
@@ -205,7 +216,20 @@ export class SqliteOps {
     if (messages.length === 0) return;
     this.inTransaction(() => {
       const insert = this.stmt(INSERT_MESSAGE);
-      for (const message of messages) insert.run(...messageParams(message));
+      for (const message of messages) {
+        const gate = gateOf(message);
+        if (!gate) {
+          insert.run(...messageParams(message));
+          continue;
+        }
+        // A gated message waits parked (out of the due index) until its gate admits it; a
+        // callback of a queued message takes its source's queue slot at once.
+        const waitDueAt = gate.mode === 'wait' ? message.dueAt : undefined;
+        const gateId = this.flowGates.enter(message.accountId, gate, message.createdAt, waitDueAt);
+        const params = messageParams(message);
+        if (waitDueAt !== undefined) params[DUE_AT_PARAM] = PARKED_DUE_AT;
+        this.stmt(INSERT_GATED_MESSAGE).run(...params, gateId, gate.kind, waitDueAt ?? null);
+      }
     });
   }
 
@@ -247,18 +271,24 @@ export class SqliteOps {
     // lease expiry, whichever comes first.
     const rows = (
       after === undefined
-        ? this.stmt('SELECT id, due_at FROM messages ORDER BY due_at LIMIT ?').all(
+        ? this.stmt('SELECT id, due_at FROM messages WHERE due_at < ? ORDER BY due_at LIMIT ?').all(
+            PARKED_DUE_AT,
             this.leases.size + 1,
           )
-        : this.stmt('SELECT id, due_at FROM messages WHERE due_at > ? ORDER BY due_at LIMIT ?').all(
-            after,
-            this.leases.size + 1,
-          )
+        : this.stmt(
+            'SELECT id, due_at FROM messages WHERE due_at > ? AND due_at < ? ORDER BY due_at LIMIT ?',
+          ).all(after, PARKED_DUE_AT, this.leases.size + 1)
     ) as { id: string; due_at: number }[];
     const free = rows.find((r) => this.leases.get(r.id) === undefined)?.due_at;
     const lease = this.leases.earliestUntil(after);
-    if (free === undefined) return lease;
-    return lease === undefined ? free : Math.min(free, lease);
+    // A gate that is ready (even at or before `after`) means admission has work to do.
+    const gate = (
+      this.stmt('SELECT min(ready_at) AS t FROM flow_gates WHERE ready_at IS NOT NULL').get() as {
+        t: number | null;
+      }
+    ).t;
+    const times = [free, lease, gate ?? undefined].filter((t): t is number => t !== undefined);
+    return times.length === 0 ? undefined : Math.min(...times);
   }
   messageLeaseExtendMany({ leases, leaseUntil }: MessageLeaseExtendManyParams): string[] {
     const held = leases.filter((l) => this.leases.holds(l.id, l.leaseToken));
@@ -266,20 +296,35 @@ export class SqliteOps {
     return held.map((l) => l.id);
   }
   messageDeleteLeasedMany({ leases }: MessageDeleteLeasedManyParams): string[] {
-    return this.fenced(leases, 'DELETE FROM messages WHERE id = ?', (lease) => [lease.id]);
+    return this.fenced(leases, 'DELETE FROM messages WHERE id = ? RETURNING gate_id', (lease) => [
+      lease.id,
+    ]);
   }
+  /** A flow-control key's message waits again for its retry (its slot was for one attempt). */
   messageRetryManyLeased({ retries }: MessageRetryManyParams): string[] {
     return this.fenced(
       retries,
-      'UPDATE messages SET due_at = ?, retried = ? WHERE id = ?',
-      (retry) => [retry.dueAt, retry.retried, retry.id],
+      "UPDATE messages SET due_at = CASE WHEN gate_mode = 'key' THEN ? ELSE ? END, " +
+        "wait_due_at = CASE WHEN gate_mode = 'key' THEN ? END, retried = ? WHERE id = ? " +
+        "RETURNING CASE WHEN gate_mode = 'key' THEN gate_id END AS gate_id",
+      (retry) => [PARKED_DUE_AT, retry.dueAt, retry.dueAt, retry.retried, retry.id],
     );
   }
   messageReleaseMany({ leases, dueAt }: MessageReleaseManyParams): string[] {
-    return this.fenced(leases, 'UPDATE messages SET due_at = ? WHERE id = ?', (lease) => [
-      dueAt,
-      lease.id,
-    ]);
+    return this.fenced(
+      leases,
+      'UPDATE messages SET due_at = ? WHERE id = ? RETURNING NULL AS gate_id',
+      (lease) => [dueAt, lease.id],
+    );
+  }
+  messageCountInFlight({ accountId, now }: MessageCountInFlightParams): number {
+    const accountOf = this.stmt('SELECT account_id FROM messages WHERE id = ?');
+    let count = 0;
+    for (const id of this.leases.liveIds(now)) {
+      const row = accountOf.get(id) as { account_id: string } | undefined;
+      if (row?.account_id === accountId) count += 1;
+    }
+    return count;
   }
   messageDeleteMany({ accountId, filter, limit }: MessageDeleteManyParams): Message[] {
     const { where, params } = filterSql(filter, MESSAGE_FILTER);
@@ -294,7 +339,12 @@ export class SqliteOps {
             'DELETE FROM messages WHERE rowid IN (SELECT rowid FROM messages ' +
               `WHERE ${scoped} ORDER BY created_at LIMIT ?) RETURNING *`,
           ).all(accountId, ...params, limit);
-    for (const row of rows as MessageRow[]) this.leases.delete(row.id);
+    const gates = new Set<number>();
+    for (const row of rows as (MessageRow & { gate_id: number | null })[]) {
+      this.leases.delete(row.id);
+      if (row.gate_id !== null) gates.add(row.gate_id);
+    }
+    this.flowGates.touch(gates);
     return (rows as MessageRow[]).map(messageFromRow).sort(byCreatedAt);
   }
 
@@ -417,7 +467,10 @@ export class SqliteOps {
 
   // ---- helpers ----------------------------------------------------------------------------
 
-  /** Applies `sql` once per lease (fenced by its token); returns the ids it changed. */
+  /**
+   * Applies `sql` once per lease (fenced by its token); returns the ids it changed. `sql`
+   * returns `gate_id`: the gate whose slot the row stopped holding, which is made ready.
+   */
   private fenced<L extends Lease>(
     leases: L[],
     sql: string,
@@ -428,9 +481,14 @@ export class SqliteOps {
     return this.inTransaction(() => {
       const statement = this.stmt(sql);
       const applied: string[] = [];
+      let gates: Set<number> | undefined;
       for (const lease of held) {
-        if (statement.run(...args(lease)).changes > 0) applied.push(lease.id);
+        const row = statement.get(...args(lease)) as { gate_id: number | null } | undefined;
+        if (!row) continue;
+        applied.push(lease.id);
+        if (row.gate_id !== null) (gates ??= new Set()).add(row.gate_id);
       }
+      if (gates) this.flowGates.touch(gates);
       // Every fenced operation ends the lease (an extension is handled without SQL).
       for (const lease of held) this.leases.delete(lease.id);
       return applied;

@@ -1,0 +1,200 @@
+/**
+ * Flow-control keys and queues: parked waiting messages, admission per gate (parallelism, rate,
+ * order), slot holders through retries and callbacks, gate changes. Admission and claims have no
+ * account scope, so each case starts from an empty messages table (`clearMessages`).
+ */
+import { beforeEach, expect, it } from 'vitest';
+import type { Message } from '../../core/types.js';
+import type { Executor } from '../driver.js';
+import { clearMessages, leaseOf, makeAccount, makeMessage, T0 } from './fixtures.js';
+import type { SuiteContext } from './suite.js';
+
+const LEASE = 60_000;
+
+export function flowGateCases(ctx: SuiteContext): void {
+  let ex: Executor;
+  let accountId: string;
+  beforeEach(async () => {
+    ex = ctx.executor();
+    await clearMessages(ex);
+    const account = makeAccount();
+    accountId = account.id;
+    await ex.accountInsert({ account });
+  });
+
+  const keyed = (
+    key: string,
+    limits: { parallelism?: number; rate?: number; periodSec?: number },
+    overrides: Partial<Message> = {},
+  ): Message =>
+    makeMessage(accountId, {
+      ...overrides,
+      spec: { method: 'POST', headers: {}, flowControl: { key, periodSec: 1, ...limits } },
+    });
+  const claim = (now: number, limit = 100) =>
+    ex.transaction(async (tx) => {
+      await tx.flowGateAdmit({ now, limit: 100 });
+      return tx.messageClaimDue({ now, limit, leaseUntil: now + LEASE });
+    });
+  const key = (name: string) => ({ accountId, kind: 'key' as const, name });
+
+  it('a key admits at most `parallelism` in publish order; a finished attempt frees a slot', async () => {
+    const messages = Array.from({ length: 5 }, () => keyed('k', { parallelism: 2 }));
+    await ex.messageInsertMany({ messages });
+    expect(await ex.messageClaimDue({ now: T0, limit: 10, leaseUntil: T0 + LEASE })).toEqual([]);
+    const first = await claim(T0);
+    // The claim orders by due time and id; the admission took the first two published.
+    expect(first.map((m) => m.id).sort()).toEqual([messages[0]?.id, messages[1]?.id].sort());
+    expect(await claim(T0)).toEqual([]);
+    const gate = await ex.flowGateGet(key('k'));
+    expect(gate).toMatchObject({ parallelism: 2, waitListSize: 3, parallelismCount: 2 });
+    expect(await ex.messageNextDueAt({ after: T0 })).toBe(T0 + LEASE); // the leases, not the key
+    const [done] = first;
+    if (!done) throw new Error('nothing claimed');
+    await ex.messageDeleteLeasedMany({ leases: [leaseOf(done)] });
+    expect(await ex.messageNextDueAt({ after: T0 })).toBeLessThanOrEqual(T0); // ready to admit
+    expect((await claim(T0)).map((m) => m.id)).toEqual([messages[2]?.id]);
+    // A waiting message reads back with its own due time, not the parked one.
+    expect((await ex.messageGet({ accountId, id: messages[4]?.id ?? '' }))?.dueAt).toBe(T0);
+  });
+
+  it('a key starts at most `rate` attempts per period, retries included', async () => {
+    const messages = Array.from({ length: 5 }, () => keyed('r', { rate: 2, periodSec: 10 }));
+    await ex.messageInsertMany({ messages });
+    const first = await claim(T0);
+    expect(first).toHaveLength(2);
+    expect(await claim(T0 + 9_999)).toEqual([]);
+    expect(await ex.messageNextDueAt({ after: T0 + 9_999 })).toBe(T0 + 10_000);
+    expect(await ex.flowGateGet(key('r'))).toMatchObject({
+      rateCount: 2,
+      ratePeriodStart: T0,
+      waitListSize: 3,
+    });
+    // A retry waits again and counts again.
+    const [retried] = first;
+    if (!retried) throw new Error('nothing claimed');
+    await ex.messageRetryManyLeased({
+      retries: [{ ...leaseOf(retried), dueAt: T0 + 10_000, retried: 1 }],
+    });
+    expect((await ex.flowGateGet(key('r')))?.waitListSize).toBe(4);
+    // The wait list is ordered by due time, then publish order: the retry (due at T0 + 10 s)
+    // comes after the messages due since T0.
+    const second = await claim(T0 + 10_000);
+    expect(second.map((m) => m.id).sort()).toEqual([messages[2]?.id, messages[3]?.id].sort());
+    const third = await claim(T0 + 20_000);
+    expect(third.map((m) => m.id).sort()).toEqual([messages[4]?.id, retried.id].sort());
+    expect(third.find((m) => m.id === retried.id)?.retried).toBe(1);
+  });
+
+  it('each publish updates the limits unless pinned; pause, resume and resetRate', async () => {
+    await ex.messageInsertMany({ messages: [keyed('p', { parallelism: 1 })] });
+    await ex.messageInsertMany({ messages: [keyed('p', { parallelism: 3, rate: 5 })] });
+    expect(await ex.flowGateGet(key('p'))).toMatchObject({ parallelism: 3, rate: 5 });
+    await ex.flowGateUpdate({ ...key('p'), now: T0, parallelism: 1, pinnedParallelism: true });
+    await ex.messageInsertMany({ messages: [keyed('p', { parallelism: 4, rate: 7 })] });
+    expect(await ex.flowGateGet(key('p'))).toMatchObject({
+      parallelism: 1,
+      rate: 7,
+      pinnedParallelism: true,
+      pinnedRate: false,
+    });
+    await ex.flowGateUpdate({ ...key('p'), now: T0, paused: true });
+    expect(await claim(T0)).toEqual([]);
+    expect((await ex.flowGateGet(key('p')))?.waitListSize).toBe(3);
+    await ex.flowGateUpdate({ ...key('p'), now: T0, paused: false });
+    expect(await claim(T0)).toHaveLength(1);
+    expect((await ex.flowGateGet(key('p')))?.rateCount).toBe(1);
+    const reset = await ex.flowGateUpdate({ ...key('p'), now: T0 + 5, resetRate: true });
+    expect(reset).toMatchObject({ rateCount: 0, ratePeriodStart: T0 + 5, parallelismCount: 1 });
+    expect(await ex.flowGateUpdate({ ...key('nope'), now: T0, paused: true })).toBeUndefined();
+  });
+
+  it('a queue holds its slot through retries and passes it to the callbacks', async () => {
+    const q = (overrides: Partial<Message> = {}) =>
+      makeMessage(accountId, { queueName: 'fifo', ...overrides });
+    const [a, b] = [q(), q()];
+    if (!a || !b) throw new Error('unreachable');
+    await ex.messageInsertMany({ messages: [a, b] });
+    const [claimedA] = await claim(T0);
+    expect(claimedA?.id).toBe(a.id);
+    await ex.messageRetryManyLeased({
+      retries: [{ ...leaseOf(claimedA as never), dueAt: T0 + 100, retried: 1 }],
+    });
+    expect(await claim(T0 + 50)).toEqual([]);
+    const [again] = await claim(T0 + 100);
+    expect(again?.id).toBe(a.id); // b still waits
+    // The attempt ends with a callback message: it takes the slot in the same transaction.
+    const callback = makeMessage(accountId, {
+      createdAt: T0 + 100,
+      spec: { method: 'POST', headers: {}, holdsQueue: 'fifo' },
+    });
+    await ex.transaction(async (tx) => {
+      await tx.messageDeleteLeasedMany({ leases: [leaseOf(again as never)] });
+      await tx.messageInsertMany({ messages: [callback] });
+    });
+    const [claimedCallback] = await claim(T0 + 100);
+    expect(claimedCallback?.id).toBe(callback.id);
+    expect(await claim(T0 + 100)).toEqual([]);
+    await ex.messageDeleteLeasedMany({ leases: [leaseOf(claimedCallback as never)] });
+    expect((await claim(T0 + 100)).map((m) => m.id)).toEqual([b.id]);
+    expect(await ex.flowGateGet({ accountId, kind: 'queue', name: 'fifo' })).toMatchObject({
+      parallelism: 1,
+      waitListSize: 0,
+      parallelismCount: 1,
+    });
+  });
+
+  it('a delayed message waits for its time without blocking later ones of its key', async () => {
+    const late = keyed('d', { parallelism: 5 }, { dueAt: T0 + 1_000, notBefore: T0 + 1_000 });
+    const now = keyed('d', { parallelism: 5 });
+    await ex.messageInsertMany({ messages: [late, now] });
+    expect((await claim(T0)).map((m) => m.id)).toEqual([now.id]);
+    expect(await ex.messageNextDueAt({ after: T0 })).toBe(T0 + 1_000);
+    expect((await claim(T0 + 1_000)).map((m) => m.id)).toEqual([late.id]);
+  });
+
+  it('a long wait list is not read by claims of other messages', async () => {
+    const waiting = Array.from({ length: 2_000 }, () => keyed('big', { parallelism: 1 }));
+    await ex.messageInsertMany({ messages: waiting });
+    expect(await claim(T0, 1)).toHaveLength(1);
+    const other = makeMessage(accountId);
+    await ex.messageInsertMany({ messages: [other] });
+    expect((await claim(T0)).map((m) => m.id)).toEqual([other.id]);
+    expect((await ex.flowGateGet(key('big')))?.waitListSize).toBe(1_999);
+    expect(await ex.messageCountInFlight({ accountId, now: T0 })).toBe(2);
+  });
+
+  it('cancelling a holder frees its slot; lists, search, queue upsert limit, delete', async () => {
+    const [a, b] = [keyed('c-1', { parallelism: 1 }), keyed('c-1', { parallelism: 1 })];
+    if (!a || !b) throw new Error('unreachable');
+    await ex.messageInsertMany({ messages: [a, b, keyed('c_2', { rate: 1 })] });
+    expect((await claim(T0)).map((m) => m.id).sort()).toHaveLength(2);
+    await ex.messageDeleteMany({ accountId, filter: { messageIds: [a.id] } });
+    expect((await claim(T0)).map((m) => m.id)).toEqual([b.id]);
+    expect((await ex.flowGateList({ accountId, kind: 'key' })).map((g) => g.name)).toEqual([
+      'c-1',
+      'c_2',
+    ]);
+    expect(
+      (await ex.flowGateList({ accountId, kind: 'key', search: '_' })).map((g) => g.name),
+    ).toEqual(['c_2']);
+
+    const upsert = (name: string, extra: { parallelism?: number; paused?: boolean } = {}) =>
+      ex.queueUpsert({ accountId, name, now: T0, maxQueues: 2, ...extra });
+    expect(await upsert('q1')).toBe('created');
+    expect(await upsert('q2', { parallelism: 3 })).toBe('created');
+    expect(await upsert('q3')).toBe('limit');
+    expect(await upsert('q1', { paused: true })).toBe('updated');
+    expect((await ex.flowGateList({ accountId, kind: 'queue' })).map((g) => g.name)).toEqual([
+      'q1',
+      'q2',
+    ]);
+    expect(await ex.flowGateGet({ accountId, kind: 'queue', name: 'q1' })).toMatchObject({
+      parallelism: 1,
+      paused: true,
+    });
+    expect(await ex.flowGateDelete({ accountId, kind: 'queue', name: 'q1' })).toBe(true);
+    expect(await ex.flowGateDelete({ accountId, kind: 'queue', name: 'q1' })).toBe(false);
+    expect(await upsert('q3')).toBe('created');
+  });
+}
