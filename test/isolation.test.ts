@@ -37,6 +37,29 @@ describe.each(STORAGES)('on %s', (storage) => {
     await publish(`${failing.url}/fail`, { 'Svc-Retries': '0' });
     expect(await t.ferry.engine.runOnce()).toBe(1);
     const dlq = (await (await api('/v2/dlq')).json()) as { messages: { dlqId: string }[] };
+    // A URL group with a name both tenants use, a schedule and a queue with ids both tenants
+    // use, and a flow-control key: each tenant's must stay its own.
+    const json = { 'content-type': 'application/json' };
+    await api('/v2/topics/shared-name/endpoints', {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ endpoints: [{ url: `https://example.com/${account.id}` }] }),
+    });
+    await api('/v2/schedules/https://example.com/cron', {
+      method: 'POST',
+      headers: { 'Svc-Cron': '0 0 * * *', 'Svc-Schedule-Id': 'shared-schedule' },
+      body: account.id,
+    });
+    await api('/v2/queues', {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ queueName: 'shared-queue', parallelism: 1 }),
+    });
+    await publish('https://example.com/keyed', {
+      'Svc-Delay': '1h',
+      'Svc-Flow-Control-Key': `key-${account.id}`,
+      'Svc-Flow-Control-Value': 'parallelism=1',
+    });
     const index = await user.json('/v2/search', {
       method: 'POST',
       body: JSON.stringify({ name: 'idx', region: 'eu-west-1', type: 'free' }),
@@ -70,6 +93,10 @@ describe.each(STORAGES)('on %s', (storage) => {
       dlq: await json('/v2/dlq'),
       events: await json('/v2/events'),
       keys: await json('/v2/keys'),
+      groups: await json('/v2/topics'),
+      schedules: await json('/v2/schedules'),
+      queues: await json('/v2/queues'),
+      flowControl: await json('/v2/flowControl'),
       account: await a.user.json(`/v2/queue/${a.account.id}`),
       index: await a.user.json(`/v2/search/${a.indexId}`),
     };
@@ -119,6 +146,77 @@ describe.each(STORAGES)('on %s', (storage) => {
     expect((await withToken(t.url, forged)('/v2/keys')).status).toBe(401);
 
     expect(await snapshotOfA()).toEqual(before);
+  });
+
+  it('messaging: URL groups, schedules, queues and flow-control keys of the same names stay apart', async () => {
+    const before = await snapshotOfA();
+    const status = async (path: string, method = 'GET', body?: unknown) =>
+      (
+        await b.api(path, {
+          method,
+          headers: { 'content-type': 'application/json' },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        })
+      ).status;
+    const key = `key-${a.account.id}`;
+    const attempts: [string, string, number, unknown?][] = [
+      ['/v2/topics/only-a', 'GET', 404],
+      ['/v2/topics/only-a', 'PATCH', 404, { headers: {} }],
+      ['/v2/topics/only-a', 'DELETE', 404],
+      [
+        '/v2/topics/only-a/endpoints',
+        'DELETE',
+        404,
+        { endpoints: [{ url: 'https://example.com/x' }] },
+      ],
+      ['/v2/publish/only-a', 'POST', 404],
+      ['/v2/schedules/only-a-schedule', 'GET', 404],
+      ['/v2/schedules/only-a-schedule', 'DELETE', 404],
+      ['/v2/schedules/only-a-schedule/pause', 'POST', 404],
+      ['/v2/queues/only-a-queue', 'GET', 404],
+      ['/v2/queues/only-a-queue/pause', 'POST', 404],
+      [`/v2/flowControl/${key}`, 'GET', 404],
+      [`/v2/flowControl/${key}/pause`, 'POST', 404],
+      [`/v2/flowControl/${key}/resetRate`, 'POST', 404],
+    ];
+    // A's own resources under those names, created now so B's attempts have a target.
+    await a.api('/v2/topics/only-a/endpoints', {
+      method: 'POST',
+      body: JSON.stringify({ endpoints: [{ url: 'https://example.com/x' }] }),
+    });
+    await a.api('/v2/schedules/https://example.com/a', {
+      method: 'POST',
+      headers: { 'Svc-Cron': '0 0 * * *', 'Svc-Schedule-Id': 'only-a-schedule' },
+    });
+    await a.api('/v2/queues', {
+      method: 'POST',
+      body: JSON.stringify({ queueName: 'only-a-queue' }),
+    });
+    const beforeAttempts = await snapshotOfA();
+    for (const [path, method, expected, body] of attempts) {
+      expect(await status(path, method, body), `${method} ${path}`).toBe(expected);
+    }
+    // Same names, different tenants: B sees and changes only its own.
+    const groups = (await (await b.api('/v2/topics')).json()) as {
+      name: string;
+      endpoints: { url: string }[];
+    }[];
+    expect(groups.map((g) => g.name)).toEqual(['shared-name']);
+    expect(groups[0]?.endpoints).toEqual([{ url: `https://example.com/${b.account.id}` }]);
+    const schedule = (await (await b.api('/v2/schedules/shared-schedule')).json()) as {
+      body: string;
+    };
+    expect(schedule.body).toBe(b.account.id);
+    expect(await status('/v2/schedules/shared-schedule/pause', 'POST')).toBe(200);
+    expect(await status('/v2/queues/shared-queue/pause', 'POST')).toBe(200);
+    expect(await status('/v2/topics/shared-name', 'DELETE')).toBe(200);
+    const flowKeys = (await (await b.api('/v2/flowControl')).json()) as {
+      flowControlKey: string;
+    }[];
+    expect(flowKeys.map((k) => k.flowControlKey)).toEqual([`key-${b.account.id}`]);
+
+    expect(await snapshotOfA()).toEqual(beforeAttempts);
+    expect(beforeAttempts.groups).not.toEqual(before.groups); // A's own additions did show
   });
 
   it('management: another user’s accounts, statistics and indexes are 404', async () => {
