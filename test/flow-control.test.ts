@@ -254,6 +254,13 @@ describe.each(STORAGES)('on %s', (storage) => {
     expect((await t.api('/v2/queues/zz')).status).toBe(404);
     expect((await t.api('/v2/queues/b', { method: 'DELETE' })).status).toBe(200);
     expect((await t.api('/v2/queues/b')).status).toBe(404);
+    // A refused enqueue (a bad header) does not create its queue.
+    const bad = await t.api(`/v2/enqueue/b/${receiver.url}/x`, {
+      method: 'POST',
+      headers: { 'Svc-Retries': 'lots' },
+    });
+    expect(bad.status).toBe(400);
+    expect((await t.api('/v2/queues/b')).status).toBe(404);
     // max_queues of the free plan is 10: one queue exists, nine more fit.
     for (let i = 0; i < 9; i += 1) {
       expect((await post('/v2/queues', { queueName: `n${i}` }))?.status).toBe(200);

@@ -206,7 +206,7 @@ export async function handlePublish(
   request: FastifyRequest,
   reply: FastifyReply,
   path: string,
-  queueName?: string,
+  queue?: { name: string; ensure: () => Promise<void> },
 ): Promise<{ status: number; body: unknown }> {
   const account = request.account;
   const limits = ctx.accounts.limits(account);
@@ -219,9 +219,12 @@ export async function handlePublish(
     body: bodyOf(request, limits),
     callerIp: request.ip,
   });
-  if (queueName !== undefined)
-    for (const item of prepared.items) item.message.queueName = queueName;
   await admitRequest(ctx, request, reply, prepared.items.length);
+  if (queue) {
+    // Only a valid, admitted publish creates its queue.
+    await queue.ensure();
+    for (const item of prepared.items) item.message.queueName = queue.name;
+  }
   const results = await ctx.publisher.publish(prepared.items);
   return publishResponse(prepared, results);
 }

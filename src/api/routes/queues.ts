@@ -49,10 +49,12 @@ export async function ensureQueue(ctx: ApiContext, account: Account, name: strin
 
 export function queueRoutes(app: FastifyInstance, ctx: ApiContext): void {
   app.post<{ Params: { queue: string } }>('/v2/enqueue/:queue/*', async (request, reply) => {
-    const queue = request.params.queue;
-    await ensureQueue(ctx, request.account, queue);
+    const queue = checkQueueName(request.params.queue);
     const path = `/v2/enqueue/${request.raw.url?.split('/')[3] ?? queue}/`;
-    const { status, body } = await handlePublish(ctx, request, reply, path, queue);
+    const { status, body } = await handlePublish(ctx, request, reply, path, {
+      name: queue,
+      ensure: () => ensureQueue(ctx, request.account, queue),
+    });
     return reply.code(status).send(body);
   });
 
