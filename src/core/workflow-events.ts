@@ -63,7 +63,7 @@ function headerMapOf(value: unknown, field: string): HeaderMap {
   for (const [name, values] of Object.entries(value)) {
     const list = Array.isArray(values) ? values : [values];
     if (!list.every((v) => typeof v === 'string')) throw fail();
-    out[name] = list as string[];
+    out[name] = list;
   }
   return out;
 }
@@ -116,7 +116,9 @@ export function waitResultBody(
   step: Record<string, unknown>,
   result: { eventData: Uint8Array } | { timeout: true },
 ): Uint8Array {
-  const { out: _out, waitTimeout: _timeout, ...rest } = step;
+  const rest = { ...step };
+  delete rest.out;
+  delete rest.waitTimeout;
   const body =
     'eventData' in result
       ? { ...rest, out: Buffer.from(result.eventData).toString('base64'), waitTimeout: false }
