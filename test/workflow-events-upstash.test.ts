@@ -5,13 +5,19 @@
  * lists who waits; waiters are per account. Time is the manual clock; deliveries happen only
  * through `engine.runOnce()`.
  */
-import { Client as QStashClient, Receiver } from '@upstash/qstash';
-import { Client, serve, type WorkflowContext } from '@upstash/workflow';
+import type { Client as QStashClient } from '@upstash/qstash';
+import { serve, type Client, type WorkflowContext } from '@upstash/workflow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../src/cli/credentials.js';
 import { ManualClock } from '../src/core/clock.js';
 import { STORAGES, startFerry, type TestFerry } from './helpers/ferry.js';
-import { startWorkflowServer, type WorkflowServer } from './helpers/workflow-server.js';
+import {
+  serveOptions,
+  settle,
+  startWorkflowServer,
+  upstashClients,
+  type WorkflowServer,
+} from './helpers/workflow-server.js';
 
 describe.each(STORAGES)('workflow events with the official SDK (%s)', (storage) => {
   let t: TestFerry;
@@ -20,16 +26,7 @@ describe.each(STORAGES)('workflow events with the official SDK (%s)', (storage) 
   let client: Client;
   let qstash: QStashClient;
 
-  /** Runs the engine until nothing is due; returns the deliveries made. */
-  async function settle(): Promise<number> {
-    let total = 0;
-    for (let round = 0; round < 50; round++) {
-      const n = await t.ferry.engine.runOnce();
-      if (n === 0) return total;
-      total += n;
-    }
-    throw new Error('the workflow did not settle in 50 rounds');
-  }
+  const drive = () => settle(t.ferry.engine);
 
   /** A workflow that runs one step, then waits for `eventId`, and returns what it got. */
   function waitingWorkflow(path: string, eventId: string, timeout: number | `${bigint}s`) {
@@ -46,15 +43,7 @@ describe.each(STORAGES)('workflow events with the official SDK (%s)', (storage) 
         });
         return { order, timeout: got.timeout, eventData: got.eventData ?? null };
       },
-      {
-        qstashClient: qstash,
-        receiver: new Receiver({
-          currentSigningKey: t.account.currentSigningKey,
-          nextSigningKey: t.account.nextSigningKey,
-        }),
-        url,
-        disableTelemetry: true,
-      },
+      serveOptions(qstash, t.account, url),
     );
     server.route(path, handler);
     return { url, seen };
@@ -69,13 +58,7 @@ describe.each(STORAGES)('workflow events with the official SDK (%s)', (storage) 
     clock = new ManualClock(Date.now());
     t = await startFerry({ storage, clock, engine: false, args: ['--header-prefix', 'Upstash'] });
     server = await startWorkflowServer();
-    qstash = new QStashClient({
-      baseUrl: t.url,
-      token: t.token,
-      retry: false,
-      enableTelemetry: false,
-    });
-    client = new Client({ baseUrl: t.url, token: t.token, retry: false });
+    ({ qstash, client } = upstashClients(t));
   });
   afterAll(async () => {
     await t.close();
@@ -85,7 +68,7 @@ describe.each(STORAGES)('workflow events with the official SDK (%s)', (storage) 
   it('a notify resumes the waiting run with the event data, once', async () => {
     const { url, seen } = waitingWorkflow('/wf/notified', 'order-1-paid', '3600s');
     const { workflowRunId } = await client.trigger({ url, body: { order: 'o-1' } });
-    await settle();
+    await drive();
     expect((await runOf(workflowRunId))?.workflowState).toBe('RUN_STARTED');
 
     const waiters = await client.getWaiters({ eventId: 'order-1-paid' });
@@ -99,7 +82,7 @@ describe.each(STORAGES)('workflow events with the official SDK (%s)', (storage) 
     expect(notified[0]?.messageId).toMatch(/^msg_/);
     expect(await client.getWaiters({ eventId: 'order-1-paid' })).toEqual([]);
 
-    await settle();
+    await drive();
     const run = await runOf(workflowRunId);
     expect(run?.workflowState).toBe('RUN_SUCCESS');
     expect(JSON.parse(run?.workflowRunResponse ?? '')).toEqual({
@@ -111,7 +94,7 @@ describe.each(STORAGES)('workflow events with the official SDK (%s)', (storage) 
 
     // The timeout was removed with the notify: when its time comes, nothing is delivered.
     clock.advance(3_600_000);
-    expect(await settle()).toBe(0);
+    expect(await drive()).toBe(0);
     // A second notify finds nobody waiting.
     expect(await client.notify({ eventId: 'order-1-paid', eventData: { paid: true } })).toEqual([]);
   });
@@ -119,13 +102,13 @@ describe.each(STORAGES)('workflow events with the official SDK (%s)', (storage) 
   it('a waiter not notified before its timeout resumes with timeout: true', async () => {
     const { url } = waitingWorkflow('/wf/timed-out', 'order-2-paid', 60);
     const { workflowRunId } = await client.trigger({ url, body: { order: 'o-2' } });
-    await settle();
+    await drive();
     expect(await client.getWaiters({ eventId: 'order-2-paid' })).toHaveLength(1);
 
     clock.advance(59_000);
-    expect(await settle()).toBe(0);
+    expect(await drive()).toBe(0);
     clock.advance(1_000);
-    await settle();
+    await drive();
     const run = await runOf(workflowRunId);
     expect(run?.workflowState).toBe('RUN_SUCCESS');
     expect(JSON.parse(run?.workflowRunResponse ?? '')).toEqual({
@@ -141,12 +124,12 @@ describe.each(STORAGES)('workflow events with the official SDK (%s)', (storage) 
   it('a notify that comes after the timeout is due but before it is delivered wins', async () => {
     const { url } = waitingWorkflow('/wf/race', 'order-3-paid', 30);
     const { workflowRunId } = await client.trigger({ url, body: { order: 'o-3' } });
-    await settle();
+    await drive();
     clock.advance(30_000); // the timeout is due now, not delivered yet
     expect(
       await client.notify({ eventId: 'order-3-paid', eventData: { paid: true } }),
     ).toHaveLength(1);
-    await settle();
+    await drive();
     const run = await runOf(workflowRunId);
     expect(JSON.parse(run?.workflowRunResponse ?? '')).toEqual({
       order: 'o-3',
@@ -158,16 +141,16 @@ describe.each(STORAGES)('workflow events with the official SDK (%s)', (storage) 
   it("another account's notify does not wake the waiter, nor see it", async () => {
     const { url } = waitingWorkflow('/wf/isolated', 'shared-event', '600s');
     const { workflowRunId } = await client.trigger({ url, body: { order: 'o-4' } });
-    await settle();
+    await drive();
     const other = await createAccount({
       executor: t.ferry.driver.executor,
       plan: 'paid',
       now: clock.now(),
     });
-    const otherClient = new Client({ baseUrl: t.url, token: other.token, retry: false });
+    const otherClient = upstashClients({ url: t.url, token: other.token }).client;
     expect(await otherClient.getWaiters({ eventId: 'shared-event' })).toEqual([]);
     expect(await otherClient.notify({ eventId: 'shared-event', eventData: 'x' })).toEqual([]);
-    await settle();
+    await drive();
     expect((await runOf(workflowRunId))?.workflowState).toBe('RUN_STARTED');
     expect(await client.getWaiters({ eventId: 'shared-event' })).toHaveLength(1);
     await client.cancel({ ids: workflowRunId });
@@ -190,7 +173,8 @@ describe.each(STORAGES)('workflow events with the official SDK (%s)', (storage) 
     expect(badTimeout.status).toBe(400);
     expect(((await badTimeout.json()) as { error: string }).error).toContain('timeout');
     const tooLong = await t.api('/v2/wait/e1', { method: 'POST', body: body('400d') });
-    expect(tooLong.status).toBe(400);
+    expect(tooLong.status).toBe(412);
+    expect(((await tooLong.json()) as { error: string }).error).toContain('max_delay');
     const longId = await t.api(`/v2/notify/${'e'.repeat(257)}`, { method: 'POST', body: 'x' });
     expect(longId.status).toBe(400);
     expect(((await longId.json()) as { error: string }).error).toContain('eventId');

@@ -5,7 +5,7 @@
  * timeout. See docs/workflows.md. No I/O.
  */
 import { parseDuration } from './duration.js';
-import { badRequest } from './errors.js';
+import { badRequest, limitExceeded } from './errors.js';
 import { quoteValue } from './headers.js';
 import type { HeaderMap } from './types.js';
 
@@ -70,9 +70,11 @@ function headerMapOf(value: unknown, field: string): HeaderMap {
 
 /**
  * Parses the wait request `{url, timeout, timeoutUrl, timeoutHeaders, step}`. `timeout` is a
- * duration (`"30s"`, `"7d"`) or a number of seconds, at most `maxTimeoutMs`.
+ * duration (`"30s"`, `"7d"`) or a number of seconds, at most `maxTimeoutMs` (the plan's
+ * `max_delay`).
  *
- * @throws FerryError 400 naming the field for a body that is not such an object.
+ * @throws FerryError 400 naming the field for a body that is not such an object; 412 for a
+ *   timeout beyond `maxTimeoutMs`.
  */
 export function parseWaitRequest(body: Uint8Array, maxTimeoutMs: number): WaitRequest {
   let value: unknown;
@@ -96,8 +98,8 @@ export function parseWaitRequest(body: Uint8Array, maxTimeoutMs: number): WaitRe
     throw badRequest(`invalid timeout ${quoteValue(String(timeout))}: expected a duration`);
   }
   if (timeoutMs > maxTimeoutMs) {
-    throw badRequest(
-      `invalid timeout ${quoteValue(String(timeout))}: at most ${maxTimeoutMs / 1000}s on this plan`,
+    throw limitExceeded(
+      `timeout ${quoteValue(String(timeout))} is more than the plan's max_delay (${maxTimeoutMs / 1000} s)`,
     );
   }
   const out: WaitRequest = { url, timeoutMs, step };
