@@ -4,13 +4,19 @@
  * result, cancel, the logs, failure (failure function, workflow DLQ) and bulk resume. Time is the
  * manual clock; deliveries happen only through `engine.runOnce()`.
  */
-import { Client as QStashClient, Receiver } from '@upstash/qstash';
-import { Client, serve, type WorkflowContext } from '@upstash/workflow';
+import type { Client as QStashClient } from '@upstash/qstash';
+import { serve, type Client, type WorkflowContext } from '@upstash/workflow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/core/clock.js';
 import { STORAGES, startFerry, type TestFerry } from './helpers/ferry.js';
 import { startReceiver, type Receiver as Destination } from './helpers/receiver.js';
-import { startWorkflowServer, type WorkflowServer } from './helpers/workflow-server.js';
+import {
+  serveOptions,
+  settle,
+  startWorkflowServer,
+  upstashClients,
+  type WorkflowServer,
+} from './helpers/workflow-server.js';
 
 describe.each(STORAGES)('official @upstash/workflow SDK against Ferry (%s)', (storage) => {
   let t: TestFerry;
@@ -21,15 +27,7 @@ describe.each(STORAGES)('official @upstash/workflow SDK against Ferry (%s)', (st
   let qstash: QStashClient;
 
   /** Delivers until nothing is due now; returns the attempts made. */
-  async function drive(): Promise<number> {
-    let total = 0;
-    for (let round = 0; round < 100; round++) {
-      const n = await t.ferry.engine.runOnce();
-      if (n === 0) return total;
-      total += n;
-    }
-    throw new Error('the workflow did not settle in 100 rounds');
-  }
+  const drive = () => settle(t.ferry.engine);
 
   function workflow<T>(
     path: string,
@@ -37,16 +35,7 @@ describe.each(STORAGES)('official @upstash/workflow SDK against Ferry (%s)', (st
     extra = {},
   ) {
     const url = `${server.url}${path}`;
-    const { handler } = serve<T>(fn, {
-      qstashClient: qstash,
-      receiver: new Receiver({
-        currentSigningKey: t.account.currentSigningKey,
-        nextSigningKey: t.account.nextSigningKey,
-      }),
-      url,
-      disableTelemetry: true,
-      ...extra,
-    });
+    const { handler } = serve<T>(fn, { ...serveOptions(qstash, t.account, url), ...extra });
     server.route(path, handler);
     return url;
   }
@@ -60,13 +49,7 @@ describe.each(STORAGES)('official @upstash/workflow SDK against Ferry (%s)', (st
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ echoed: req.body.toString(), path: req.path }),
     }));
-    qstash = new QStashClient({
-      baseUrl: t.url,
-      token: t.token,
-      retry: false,
-      enableTelemetry: false,
-    });
-    client = new Client({ baseUrl: t.url, token: t.token, retry: false });
+    ({ qstash, client } = upstashClients(t));
   });
   afterAll(async () => {
     await t.close();

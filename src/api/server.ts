@@ -18,6 +18,7 @@ import { messageRoutes } from './routes/messages.js';
 import { publishRoutes } from './routes/publish.js';
 import { topicRoutes } from './routes/topics.js';
 import { scheduleRoutes } from './routes/schedules.js';
+import { workflowEventRoutes } from './routes/workflow-events.js';
 import { workflowRoutes } from './routes/workflows.js';
 import { flowControlRoutes } from './routes/flow-control.js';
 import { queueRoutes } from './routes/queues.js';
@@ -87,6 +88,7 @@ export function buildServer(ctx: ApiContext, options: ServerOptions): FastifyIns
     keyRoutes(messaging, ctx);
     scheduleRoutes(messaging, ctx);
     workflowRoutes(messaging, ctx);
+    workflowEventRoutes(messaging, ctx);
     flowControlRoutes(messaging, ctx);
     queueRoutes(messaging, ctx);
     done();

@@ -46,6 +46,11 @@ export interface MessageWorkflow {
   /** Run creation time, ms (sent as `<P>-Workflow-CreatedAt`). */
   createdAt: number;
   callType: WorkflowCallType;
+  /**
+   * Set on the timeout message of a `context.waitForEvent` (the event id): the message joins the
+   * history only when it comes due before a notify (see core/workflow-events.ts).
+   */
+  waitFor?: string;
 }
 
 /**

@@ -5,6 +5,7 @@
 import type { Message } from '../core/types.js';
 import { historyBody } from '../core/workflow.js';
 import type { Executor } from '../storage/driver.js';
+import { claimWaitTimeout } from './workflow-events.js';
 
 export interface WorkflowDeliveryOptions {
   executor: Executor;
@@ -31,8 +32,13 @@ export class WorkflowDelivery {
     if (!wf || wf.callType === 'toCallback') return { headers: {}, body: message.body };
     const { executor, prefix } = this.options;
     const run = await executor.workflowRunGet({ accountId: message.accountId, runId: wf.runId });
-    if (!run) return undefined;
-    if (wf.callType !== 'failureCall' && run.state !== 'RUN_STARTED') return undefined;
+    if (!run || (wf.callType !== 'failureCall' && run.state !== 'RUN_STARTED')) {
+      // A wait of a run that has ended stops waiting when its timeout comes.
+      if (wf.waitFor !== undefined) {
+        await executor.workflowWaiterDelete({ accountId: message.accountId, id: message.id });
+      }
+      return undefined;
+    }
     const headers: Record<string, string> = {
       [`${prefix}-Workflow-RunId`]: run.runId,
       [`${prefix}-Workflow-Url`]: run.url,
@@ -44,7 +50,12 @@ export class WorkflowDelivery {
       headers[`${prefix}-Workflow-Failure-Callback`] = 'true';
     }
     if (wf.callType !== 'step') return { headers, body: message.body };
-    const steps = await executor.workflowStepList({ accountId: run.accountId, runId: run.runId });
+    let steps = await executor.workflowStepList({ accountId: run.accountId, runId: run.runId });
+    if (wf.waitFor !== undefined && !steps.some((s) => s.messageId === message.id)) {
+      // A wait's timeout: delivered only when it comes before a notify (then it is a step).
+      if (!(await claimWaitTimeout(executor, message))) return undefined;
+      steps = await executor.workflowStepList({ accountId: run.accountId, runId: run.runId });
+    }
     const history = historyBody(steps, message.id) ?? message.body;
     return {
       headers,

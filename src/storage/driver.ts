@@ -35,6 +35,7 @@ import type {
   WorkflowRunState,
   WorkflowStep,
 } from '../core/workflow.js';
+import type { WorkflowWaiter } from '../core/workflow-events.js';
 import type { FlowGate, FlowGateKind } from '../core/flow-control.js';
 
 /** Filters shared by bulk cancel, the events log and the DLQ. OR within a field, AND across. */
@@ -434,6 +435,18 @@ export interface WorkflowStepAppendParams {
   /** The new entry; its `seq` is ignored: the store appends after the last one. */
   step: WorkflowStep;
 }
+export interface WorkflowWaiterInsertParams {
+  waiter: WorkflowWaiter;
+}
+export interface WorkflowWaiterListParams {
+  accountId: string;
+  eventId: string;
+}
+export interface WorkflowWaiterDeleteParams {
+  accountId: string;
+  /** The waiter's id (its timeout message's id). */
+  id: string;
+}
 export interface WorkflowStepListParams {
   accountId: string;
   runId: string;
@@ -641,6 +654,18 @@ export interface Executor {
   workflowStepAppend(params: WorkflowStepAppendParams): Promise<number>;
   /** A run's whole history, by `seq`. */
   workflowStepList(params: WorkflowStepListParams): Promise<WorkflowStep[]>;
+
+  /** Stores a run waiting for an event (ids are unique per account). */
+  workflowWaiterInsert(params: WorkflowWaiterInsertParams): Promise<void>;
+  /** The account's waiters of an event, oldest first. */
+  workflowWaiterList(params: WorkflowWaiterListParams): Promise<WorkflowWaiter[]>;
+  /**
+   * Deletes a waiter; true only for the caller that deleted it. A notify and the timeout each
+   * delete the waiter in their transaction and act only when they did, so exactly one of them
+   * wakes the run (PostgreSQL: a concurrent delete waits for the first one's commit, then finds
+   * nothing; SQLite: one writer).
+   */
+  workflowWaiterDelete(params: WorkflowWaiterDeleteParams): Promise<boolean>;
 }
 
 export interface Driver {

@@ -2,6 +2,8 @@
  * A plain Node HTTP server on 127.0.0.1 that hosts workflow endpoints written with the official
  * `@upstash/workflow` `serve` (its handler takes a web `Request` and returns a `Response`).
  */
+import { Client as QStashClient, Receiver } from '@upstash/qstash';
+import { Client } from '@upstash/workflow';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -63,5 +65,49 @@ export async function startWorkflowServer(): Promise<WorkflowServer> {
       return `${url}${path}`;
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** Runs the engine until nothing is due now; returns the deliveries made. */
+export async function settle(
+  engine: { runOnce(): Promise<number> },
+  rounds = 100,
+): Promise<number> {
+  let total = 0;
+  for (let round = 0; round < rounds; round++) {
+    const n = await engine.runOnce();
+    if (n === 0) return total;
+    total += n;
+  }
+  throw new Error(`the workflow did not settle in ${rounds} rounds`);
+}
+
+/** The `serve` options of a workflow at `url` against a test Ferry: its client and signing keys. */
+export function serveOptions(
+  qstashClient: QStashClient,
+  account: { currentSigningKey: string; nextSigningKey: string },
+  url: string,
+) {
+  return {
+    qstashClient,
+    receiver: new Receiver({
+      currentSigningKey: account.currentSigningKey,
+      nextSigningKey: account.nextSigningKey,
+    }),
+    url,
+    disableTelemetry: true,
+  };
+}
+
+/** The official clients against a test Ferry: `qstash` for `serve`, `client` for runs. */
+export function upstashClients(ferry: { url: string; token: string }) {
+  return {
+    qstash: new QStashClient({
+      baseUrl: ferry.url,
+      token: ferry.token,
+      retry: false,
+      enableTelemetry: false,
+    }),
+    client: new Client({ baseUrl: ferry.url, token: ferry.token, retry: false }),
   };
 }

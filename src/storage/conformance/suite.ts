@@ -27,6 +27,7 @@ import { scheduleCases } from './schedule-cases.js';
 import { transactionCases } from './transaction-cases.js';
 import { urlGroupCases } from './url-group-cases.js';
 import { workflowCases } from './workflow-cases.js';
+import { workflowWaiterCases } from './workflow-waiter-cases.js';
 
 /** What each group of cases gets: the suite's driver, and how to open more. */
 export interface SuiteContext {
@@ -75,6 +76,7 @@ export function runDriverConformance(
     describe('deduplication', () => dedupCases(ctx));
     describe('URL groups', () => urlGroupCases(ctx));
     describe('workflow runs', () => workflowCases(ctx));
+    describe('workflow waiters', () => workflowWaiterCases(ctx));
     describe('management', () => managementCases(ctx));
     describe('schedules', () => scheduleCases(ctx));
     describe('account limits', () => limitCases(ctx));

@@ -205,6 +205,9 @@ class PostgresExecutor implements Executor {
     return this.track(this.begin((tx) => workflows.workflowStepAppend(tx, p)));
   }
   workflowStepList = this.op(workflows.workflowStepList);
+  workflowWaiterInsert = this.op(workflows.workflowWaiterInsert);
+  workflowWaiterList = this.op(workflows.workflowWaiterList);
+  workflowWaiterDelete = this.op(workflows.workflowWaiterDelete);
 
   /** An operation of a per-table module, run on this executor's connection. */
   private op<P, R>(operation: (db: Db, params: P) => Promise<R>): (params: P) => Promise<R> {

@@ -1,5 +1,6 @@
 /** Workflow runs and their history. */
 import type { WorkflowRun, WorkflowStep } from '../../core/workflow.js';
+import type { WorkflowWaiter } from '../../core/workflow-events.js';
 import type {
   Page,
   WorkflowRunGetParams,
@@ -8,6 +9,9 @@ import type {
   WorkflowRunUpdateParams,
   WorkflowStepAppendParams,
   WorkflowStepListParams,
+  WorkflowWaiterDeleteParams,
+  WorkflowWaiterInsertParams,
+  WorkflowWaiterListParams,
 } from '../driver.js';
 import {
   WORKFLOW_RUN_COLUMNS,
@@ -16,8 +20,12 @@ import {
   workflowRunValues,
   workflowRunWhere,
   workflowStepFromRow,
+  WORKFLOW_WAITER_COLUMNS,
+  workflowWaiterFromRow,
+  workflowWaiterValues,
   type WorkflowRunRow,
   type WorkflowStepRow,
+  type WorkflowWaiterRow,
 } from '../sql/workflow-rows.js';
 import { BYTEA_OID, type Db } from './postgres-rows.js';
 
@@ -106,4 +114,34 @@ export async function workflowStepList(db: Db, p: WorkflowStepListParams): Promi
     SELECT * FROM workflow_steps WHERE account_id = ${p.accountId} AND run_id = ${p.runId}
     ORDER BY seq`;
   return rows.map(workflowStepFromRow);
+}
+
+const INSERT_WAITER = `INSERT INTO workflow_waiters (${WORKFLOW_WAITER_COLUMNS.join(', ')})
+  VALUES (${WORKFLOW_WAITER_COLUMNS.map((_, i) => `$${i + 1}`).join(', ')})`;
+
+export async function workflowWaiterInsert(
+  db: Db,
+  { waiter }: WorkflowWaiterInsertParams,
+): Promise<void> {
+  await db.unsafe(INSERT_WAITER, workflowWaiterValues(waiter), { prepare: true });
+}
+
+export async function workflowWaiterList(
+  db: Db,
+  p: WorkflowWaiterListParams,
+): Promise<WorkflowWaiter[]> {
+  const rows = await db<WorkflowWaiterRow[]>`
+    SELECT * FROM workflow_waiters WHERE account_id = ${p.accountId} AND event_id = ${p.eventId}
+    ORDER BY created_at, id`;
+  return rows.map(workflowWaiterFromRow);
+}
+
+/** A concurrent delete of the same row waits for this one's commit, then deletes nothing. */
+export async function workflowWaiterDelete(
+  db: Db,
+  p: WorkflowWaiterDeleteParams,
+): Promise<boolean> {
+  const result = await db`
+    DELETE FROM workflow_waiters WHERE account_id = ${p.accountId} AND id = ${p.id}`;
+  return result.count > 0;
 }

@@ -4,6 +4,7 @@
  */
 import type { HeaderMap, Message } from '../../core/types.js';
 import type { WorkflowCallType, WorkflowRun, WorkflowStep } from '../../core/workflow.js';
+import type { WorkflowWaiter } from '../../core/workflow-events.js';
 import type { Page, WorkflowRunFilter } from '../driver.js';
 import { joinLabels, labelsClause, likeEscape, splitLabels, type Bind } from './filter.js';
 import type { Int8 } from './rows.js';
@@ -224,4 +225,56 @@ export function workflowRunPage(
     items,
     cursor: inDlq && last.dlq ? last.dlq.dlqId : `${last.createdAt}_${last.runId}`,
   };
+}
+
+export interface WorkflowWaiterRow {
+  account_id: string;
+  id: string;
+  event_id: string;
+  run_id: string;
+  deadline: Int8;
+  created_at: Int8;
+  doc: string;
+}
+
+export const WORKFLOW_WAITER_COLUMNS = [
+  'account_id',
+  'id',
+  'event_id',
+  'run_id',
+  'deadline',
+  'created_at',
+  'doc',
+] as const;
+
+type WaiterDoc = Pick<WorkflowWaiter, 'url' | 'step' | 'headers' | 'timeoutUrl' | 'timeoutHeaders'>;
+
+/** The insert values, in `WORKFLOW_WAITER_COLUMNS` order. */
+export function workflowWaiterValues(w: WorkflowWaiter): (string | number)[] {
+  const doc: WaiterDoc = {
+    url: w.url,
+    step: w.step,
+    headers: w.headers,
+    timeoutUrl: w.timeoutUrl,
+    timeoutHeaders: w.timeoutHeaders,
+  };
+  return [w.accountId, w.id, w.eventId, w.runId, w.deadline, w.createdAt, JSON.stringify(doc)];
+}
+
+export function workflowWaiterFromRow(row: WorkflowWaiterRow): WorkflowWaiter {
+  const doc = JSON.parse(row.doc) as WaiterDoc;
+  const waiter: WorkflowWaiter = {
+    accountId: row.account_id,
+    eventId: row.event_id,
+    id: row.id,
+    runId: row.run_id,
+    url: doc.url,
+    deadline: Number(row.deadline),
+    createdAt: Number(row.created_at),
+    step: doc.step,
+    headers: doc.headers,
+  };
+  if (doc.timeoutUrl !== undefined) waiter.timeoutUrl = doc.timeoutUrl;
+  if (doc.timeoutHeaders !== undefined) waiter.timeoutHeaders = doc.timeoutHeaders;
+  return waiter;
 }

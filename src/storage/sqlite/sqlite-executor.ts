@@ -97,9 +97,13 @@ import type {
   WorkflowRunUpdateParams,
   WorkflowStepAppendParams,
   WorkflowStepListParams,
+  WorkflowWaiterDeleteParams,
+  WorkflowWaiterInsertParams,
+  WorkflowWaiterListParams,
 } from '../driver.js';
 import type { Schedule } from '../../core/schedule.js';
 import type { WorkflowRun, WorkflowStep } from '../../core/workflow.js';
+import type { WorkflowWaiter } from '../../core/workflow-events.js';
 import type { FlowGate } from '../../core/flow-control.js';
 import type { AsyncLock } from './async-lock.js';
 import type { SqliteOps } from './sqlite-ops.js';
@@ -327,6 +331,15 @@ export class SqliteExecutor implements Executor {
   }
   workflowStepList(p: WorkflowStepListParams): Promise<WorkflowStep[]> {
     return this.scope.run(() => this.ops.workflows.workflowStepList(p), READ_ONLY);
+  }
+  workflowWaiterInsert(p: WorkflowWaiterInsertParams): Promise<void> {
+    return this.scope.run(() => this.ops.workflows.workflowWaiterInsert(p));
+  }
+  workflowWaiterList(p: WorkflowWaiterListParams): Promise<WorkflowWaiter[]> {
+    return this.scope.run(() => this.ops.workflows.workflowWaiterList(p), READ_ONLY);
+  }
+  workflowWaiterDelete(p: WorkflowWaiterDeleteParams): Promise<boolean> {
+    return this.scope.run(() => this.ops.workflows.workflowWaiterDelete(p));
   }
 }
 

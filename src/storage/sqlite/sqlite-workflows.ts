@@ -6,6 +6,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { WorkflowRun, WorkflowStep } from '../../core/workflow.js';
+import type { WorkflowWaiter } from '../../core/workflow-events.js';
 import type {
   Page,
   WorkflowRunGetParams,
@@ -14,6 +15,9 @@ import type {
   WorkflowRunUpdateParams,
   WorkflowStepAppendParams,
   WorkflowStepListParams,
+  WorkflowWaiterDeleteParams,
+  WorkflowWaiterInsertParams,
+  WorkflowWaiterListParams,
 } from '../driver.js';
 import {
   WORKFLOW_RUN_COLUMNS,
@@ -22,8 +26,12 @@ import {
   workflowRunValues,
   workflowRunWhere,
   workflowStepFromRow,
+  WORKFLOW_WAITER_COLUMNS,
+  workflowWaiterFromRow,
+  workflowWaiterValues,
   type WorkflowRunRow,
   type WorkflowStepRow,
+  type WorkflowWaiterRow,
 } from '../sql/workflow-rows.js';
 import { SqliteStatements } from './sqlite-statements.js';
 
@@ -32,6 +40,9 @@ const INSERT_RUN = `INSERT INTO workflow_runs (${WORKFLOW_RUN_COLUMNS.join(', ')
 const UPDATE_RUN = `UPDATE workflow_runs SET ${WORKFLOW_RUN_COLUMNS.slice(2)
   .map((c) => `${c} = ?`)
   .join(', ')} WHERE account_id = ? AND run_id = ?`;
+
+const INSERT_WAITER = `INSERT INTO workflow_waiters (${WORKFLOW_WAITER_COLUMNS.join(', ')})
+  VALUES (${WORKFLOW_WAITER_COLUMNS.map(() => '?').join(', ')})`;
 
 export class SqliteWorkflowOps {
   private readonly statements: SqliteStatements;
@@ -101,5 +112,26 @@ export class SqliteWorkflowOps {
       .get('SELECT * FROM workflow_steps WHERE account_id = ? AND run_id = ? ORDER BY seq')
       .all(accountId, runId) as WorkflowStepRow[];
     return rows.map(workflowStepFromRow);
+  }
+
+  workflowWaiterInsert({ waiter }: WorkflowWaiterInsertParams): void {
+    this.statements.get(INSERT_WAITER).run(...workflowWaiterValues(waiter));
+  }
+
+  workflowWaiterList({ accountId, eventId }: WorkflowWaiterListParams): WorkflowWaiter[] {
+    const rows = this.statements
+      .get(
+        'SELECT * FROM workflow_waiters WHERE account_id = ? AND event_id = ? ORDER BY created_at, id',
+      )
+      .all(accountId, eventId) as WorkflowWaiterRow[];
+    return rows.map(workflowWaiterFromRow);
+  }
+
+  workflowWaiterDelete({ accountId, id }: WorkflowWaiterDeleteParams): boolean {
+    return (
+      this.statements
+        .get('DELETE FROM workflow_waiters WHERE account_id = ? AND id = ?')
+        .run(accountId, id).changes > 0
+    );
   }
 }
