@@ -19,8 +19,11 @@
  *   p50/p99 measured at the receiver from the tick time written into each schedule's body. Waits
  *   for a minute boundary at least 20 s after the schedules were created (up to ~80 s).
  *
+ * - workflow: 5-step runs of the official `@upstash/workflow` SDK against Ferry in Upstash mode:
+ *   runs completed per second (20 started at a time), and the time per step of runs one at a time.
+ *
  * Options: `--quick` (smaller N), `--only sqlite|postgres`,
- * `--case publish|e2e|flow|latency|fanout|batch|schedule`.
+ * `--case publish|e2e|flow|latency|fanout|batch|schedule|workflow`.
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -28,6 +31,7 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import postgres, { type Sql } from 'postgres';
+import { startWorkflowEndpoint, triggerRuns, WORKFLOW_STEPS } from './workflow.js';
 import { Pool } from 'undici';
 
 const MAIN = new URL('../cli/main.js', import.meta.url).pathname;
@@ -39,7 +43,7 @@ const only = onlyIndex === -1 ? undefined : process.argv[onlyIndex + 1];
 const caseIndex = process.argv.indexOf('--case');
 const onlyCase = caseIndex === -1 ? undefined : process.argv[caseIndex + 1];
 const wanted = (
-  name: 'publish' | 'e2e' | 'flow' | 'latency' | 'fanout' | 'batch' | 'schedule',
+  name: 'publish' | 'e2e' | 'flow' | 'latency' | 'fanout' | 'batch' | 'schedule' | 'workflow',
 ): boolean => !onlyCase || onlyCase === name;
 
 interface Row {
@@ -53,6 +57,8 @@ interface Row {
 interface Running {
   baseUrl: string;
   token: string;
+  currentSigningKey: string;
+  nextSigningKey: string;
   stop(): Promise<void>;
 }
 
@@ -101,6 +107,8 @@ async function startFerry(storage: 'sqlite' | 'postgres', extra: string[] = []):
   const creds = JSON.parse(readFileSync(join(dataDir, 'credentials.json'), 'utf8')) as {
     baseUrl: string;
     token: string;
+    currentSigningKey: string;
+    nextSigningKey: string;
   };
   return {
     ...creds,
@@ -468,6 +476,52 @@ async function benchSchedules(storage: 'sqlite' | 'postgres', n: number): Promis
   }
 }
 
+/**
+ * Workflow runs of 5 steps (`context.run`), official SDK against Ferry in Upstash mode: runs
+ * completed per second with `concurrency` runs started at a time, and, from runs one at a time,
+ * the time per step (run duration ÷ steps: one round trip through Ferry and the SDK each).
+ */
+async function benchWorkflows(storage: 'sqlite' | 'postgres', runs: number): Promise<Row[]> {
+  const ferry = await startFerry(storage, ['--header-prefix', 'Upstash']);
+  const endpoint = await startWorkflowEndpoint(ferry);
+  try {
+    const sequential = Math.max(5, Math.round(runs / 20));
+    for (let i = 0; i < sequential; i++) {
+      await triggerRuns(ferry, endpoint.url, 1, 1);
+      await endpoint.finished(i + 1);
+    }
+    const perStep = endpoint.durations
+      .slice(0, sequential)
+      .map((d) => d / WORKFLOW_STEPS)
+      .sort((a, b) => a - b);
+    const start = performance.now();
+    const all = endpoint.finished(sequential + runs);
+    await triggerRuns(ferry, endpoint.url, runs, 20);
+    await all;
+    const seconds = (performance.now() - start) / 1000;
+    const durations = endpoint.durations.slice(sequential).sort((a, b) => a - b);
+    return [
+      {
+        storage,
+        case: `workflow runs of ${WORKFLOW_STEPS} steps, 20 started at a time (official SDK)`,
+        n: runs,
+        result: `${(runs / seconds).toFixed(1)} runs/s`,
+        detail: `${Math.round((runs * WORKFLOW_STEPS) / seconds).toLocaleString('en')} steps/s; run duration p50 ${ms(percentile(durations, 50))}, p99 ${ms(percentile(durations, 99))}`,
+      },
+      {
+        storage,
+        case: `workflow step overhead (runs of ${WORKFLOW_STEPS} steps one at a time)`,
+        n: sequential,
+        result: `${ms(percentile(perStep, 50))} per step (p50)`,
+        detail: `p99 ${ms(percentile(perStep, 99))}; a step is one delivery to the endpoint and the SDK's publish of the next`,
+      },
+    ];
+  } finally {
+    await endpoint.close();
+    await ferry.stop();
+  }
+}
+
 async function main(): Promise<void> {
   const storages: ('sqlite' | 'postgres')[] = ['sqlite'];
   if (process.env.TEST_DATABASE_URL) storages.push('postgres');
@@ -511,6 +565,12 @@ async function main(): Promise<void> {
     if (wanted('latency')) await run(benchLatency(storage, 500, quick ? 4 : 10));
     if (wanted('fanout')) await run(benchFanOut(storage, Math.round(200 * scale), 100));
     if (wanted('batch')) await run(benchBatch(storage, Math.round(200 * scale), 100));
+    if (wanted('workflow')) {
+      for (const row of await benchWorkflows(storage, Math.round(200 * scale))) {
+        console.error(`${row.storage} | ${row.case}: ${row.result} (${row.detail})`);
+        rows.push(row);
+      }
+    }
     // 1,000 is the paid plan's max_schedules, which `ferry start` gives the default account.
     if (wanted('schedule')) await run(benchSchedules(storage, quick ? 200 : 1_000));
   }
