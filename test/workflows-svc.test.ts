@@ -186,6 +186,33 @@ describe.each(STORAGES)('workflow protocol with Svc- headers (%s)', (storage) =>
     expect((await t.client.workflows.dlq()).messages).toEqual([]);
   });
 
+  it('a failure function cancelled by the user shows CALLBACK_CANCELED', async () => {
+    fixed = false;
+    try {
+      expect((await trigger('wfr_svc-cancel', 'x', 'cancel')).status).toBe(200);
+      const before = failures.requests.length;
+      await t.ferry.engine.runOnce(); // the trigger: the endpoint publishes step 1
+      await t.ferry.engine.runOnce(); // step 1 fails: the run fails, its failure call is stored
+      const dlq = (await (await t.api('/v2/workflows/dlq?label=cancel')).json()) as {
+        messages: { failureFunctionState: string; failureCallbackInfo?: { messageId: string } }[];
+      };
+      expect(dlq.messages[0]?.failureFunctionState).toBe('CALLBACK_INPROGRESS');
+      // The failure call is a message of its own: cancelling it cancels the failure function.
+      const callId = dlq.messages[0]?.failureCallbackInfo?.messageId ?? '';
+      expect((await t.api(`/v2/messages/${callId}`, { method: 'DELETE' })).status).toBe(200);
+      await drive();
+      expect(failures.requests).toHaveLength(before); // never called
+      const after = (await (await t.api('/v2/workflows/dlq?label=cancel')).json()) as typeof dlq;
+      expect(after.messages[0]?.failureFunctionState).toBe('CALLBACK_CANCELED');
+      const filtered = (await (
+        await t.api('/v2/workflows/dlq?failureFunctionState=CALLBACK_CANCELED')
+      ).json()) as typeof dlq;
+      expect(filtered.messages).toHaveLength(1);
+    } finally {
+      fixed = true;
+    }
+  });
+
   it('rejects bad input with 400 naming the field', async () => {
     const bad = await t.api(`/v2/publish/${endpoint.url}/wf`, {
       method: 'POST',

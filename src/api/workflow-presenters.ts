@@ -76,6 +76,7 @@ export function workflowDlqJson(run: WorkflowRun): Record<string, unknown> {
   const info = {
     state: run.failureFunctionState,
     responseStatus: dlq.failureResponseStatus,
+    messageId: dlq.failureMessageId,
   };
   return {
     ...messageJson(dlq.message),

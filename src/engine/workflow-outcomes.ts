@@ -113,3 +113,23 @@ export async function applyWorkflowOutcomes(
   }
   return created;
 }
+
+/**
+ * A failure-function call cancelled by the user (`DELETE /v2/messages/{id}`): its run's failure
+ * function state becomes `CALLBACK_CANCELED`. Other messages are ignored.
+ */
+export async function markFailureCallsCancelled(
+  tx: Executor,
+  cancelled: Message[],
+  now: number,
+): Promise<void> {
+  for (const message of cancelled) {
+    const wf = message.spec.workflow;
+    if (wf?.callType !== 'failureCall') continue;
+    const run = await tx.workflowRunGet({ accountId: message.accountId, runId: wf.runId });
+    if (!run || run.dlq?.failureMessageId !== message.id) continue;
+    run.failureFunctionState = 'CALLBACK_CANCELED';
+    run.updatedAt = now;
+    await tx.workflowRunUpdate({ run });
+  }
+}

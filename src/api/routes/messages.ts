@@ -1,4 +1,5 @@
 /** `GET/DELETE /v2/messages/{id}` and bulk cancel `DELETE /v2/messages?…`. */
+import { markFailureCallsCancelled } from '../../engine/workflow-outcomes.js';
 import type { FastifyInstance } from 'fastify';
 import { notFound } from '../../core/errors.js';
 import type { Message } from '../../core/types.js';
@@ -38,6 +39,7 @@ export async function cancel(
   const now = ctx.clock.now();
   const removed = await ctx.executor.transaction(async (tx) => {
     const cancelled = await tx.messageDeleteMany({ accountId, filter, limit });
+    await markFailureCallsCancelled(tx, cancelled, now);
     if (cancelled.length > 0) {
       await tx.eventInsertMany({
         events: cancelled.flatMap((m) => [
