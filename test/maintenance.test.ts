@@ -1,4 +1,4 @@
-/** Retention: the pruner removes old events, expired DLQ entries and expired dedup keys. */
+/** Retention: the pruner removes old events, expired DLQ entries, expired dedup keys and ended workflow runs. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/core/clock.js';
 import { startFerry, type TestFerry } from './helpers/ferry.js';
@@ -26,7 +26,12 @@ describe('pruner', () => {
     expect((await t.client.dlq.list({})).messages).toHaveLength(1);
 
     clock.advance(DAY);
-    expect(await t.ferry.pruner.runOnce()).toEqual({ events: 0, dlq: 0, dedup: 1 });
+    expect(await t.ferry.pruner.runOnce()).toEqual({
+      events: 0,
+      dlq: 0,
+      dedup: 1,
+      workflowRuns: 0,
+    });
     expect((await t.client.events.list({})).events.length).toBeGreaterThan(0);
     // The deduplication window (10 minutes) is over, so the same id publishes again.
     const again = await t.api(`/v2/publish/${dest.url}/x`, {
@@ -46,5 +51,32 @@ describe('pruner', () => {
     clock.advance(DAY);
     expect((await t.ferry.pruner.runOnce()).dlq).toBe(1);
     expect((await t.client.dlq.list({})).messages).toHaveLength(0);
+  });
+
+  it('removes ended workflow runs and their history past the event retention', async () => {
+    const trigger = (runId: string) =>
+      t.api(`/v2/publish/${dest.url}/wf`, {
+        method: 'POST',
+        headers: { 'Svc-Workflow-RunId': runId, 'Svc-Workflow-Init': 'true', 'Svc-Delay': '5d' },
+        body: 'payload',
+      });
+    expect((await trigger('wfr_ended')).status).toBe(200);
+    expect((await trigger('wfr_running')).status).toBe(200);
+    const cancel = await t.api('/v2/workflows/runs/wfr_ended?cancel=true', { method: 'DELETE' });
+    expect(cancel.status).toBe(200);
+    const runs = async () =>
+      (
+        (await (await t.api('/v2/workflows/logs')).json()) as { runs: { workflowRunId: string }[] }
+      ).runs
+        .map((r) => r.workflowRunId)
+        .sort();
+    expect(await runs()).toEqual(['wfr_ended', 'wfr_running']);
+
+    clock.advance(DAY);
+    expect((await t.ferry.pruner.runOnce()).workflowRuns).toBe(0);
+    clock.advance(DAY + 1);
+    expect((await t.ferry.pruner.runOnce()).workflowRuns).toBe(1);
+    // The running run stays, whatever its age.
+    expect(await runs()).toEqual(['wfr_running']);
   });
 });

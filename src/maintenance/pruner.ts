@@ -1,6 +1,7 @@
 /**
- * Keeps the log, the DLQ and the deduplication keys bounded: deletes events past the retention,
- * DLQ entries past their plan's retention, and expired deduplication keys. Works in small
+ * Keeps the log, the DLQ, the deduplication keys and workflow runs bounded: deletes events past
+ * the retention, DLQ entries past their plan's retention, expired deduplication keys, and ended
+ * workflow runs (not in the workflow DLQ) with their history past the event retention. Works in small
  * batches so it never holds the database writer for long.
  */
 import type { Clock } from '../core/clock.js';
@@ -22,6 +23,7 @@ export interface PruneResult {
   events: number;
   dlq: number;
   dedup: number;
+  workflowRuns: number;
 }
 
 export class Pruner {
@@ -64,8 +66,11 @@ export class Pruner {
       ),
       dlq: await drain(() => executor.dlqDeleteExpired({ now, limit })),
       dedup: await drain(() => executor.dedupDeleteExpired({ now, limit })),
+      workflowRuns: await drain(() =>
+        executor.workflowRunDeleteEnded({ before: now - this.options.eventRetentionMs, limit }),
+      ),
     };
-    if (result.events + result.dlq + result.dedup > 0) {
+    if (result.events + result.dlq + result.dedup + result.workflowRuns > 0) {
       this.options.logger.info(result, 'pruned expired records');
     }
     return result;

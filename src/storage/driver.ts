@@ -387,6 +387,11 @@ export interface MessageCountInFlightParams {
   now: number;
 }
 
+export interface WorkflowRunDeleteEndedParams {
+  before: number;
+  limit: number;
+}
+
 // ---- the contract -------------------------------------------------------------------------
 
 /** Filters of the workflow logs and the workflow DLQ. OR within a field, AND across. */
@@ -654,6 +659,12 @@ export interface Executor {
   workflowStepAppend(params: WorkflowStepAppendParams): Promise<number>;
   /** A run's whole history, by `seq`. */
   workflowStepList(params: WorkflowStepListParams): Promise<WorkflowStep[]>;
+  /**
+   * Retention: deletes up to `limit` runs that ended (any state but `RUN_STARTED`), are not in
+   * the workflow DLQ, and were last updated before `before`, with their history; returns the
+   * number of runs deleted.
+   */
+  workflowRunDeleteEnded(params: WorkflowRunDeleteEndedParams): Promise<number>;
 
   /** Stores a run waiting for an event (ids are unique per account). */
   workflowWaiterInsert(params: WorkflowWaiterInsertParams): Promise<void>;

@@ -144,4 +144,46 @@ export function workflowCases(ctx: SuiteContext): void {
     );
     expect(await ex.workflowStepList({ accountId, runId: 'wfr_other' })).toEqual([]);
   });
+
+  it('workflowRunDeleteEnded deletes ended runs past retention with their history, not running or DLQ ones', async () => {
+    const ex = ctx.executor();
+    const accountId = newId('acct');
+    // Far before T0, so no other case's runs (updated at T0 or later) qualify.
+    const old = T0 - 10 * 86_400_000;
+    const ended = makeRun(accountId, { state: 'RUN_SUCCESS', updatedAt: old });
+    const cancelled = makeRun(accountId, { state: 'RUN_CANCELED', updatedAt: old });
+    const running = makeRun(accountId, { updatedAt: old });
+    const recent = makeRun(accountId, { state: 'RUN_SUCCESS', updatedAt: T0 });
+    const inDlq = makeRun(accountId, {
+      state: 'RUN_FAILED',
+      updatedAt: old,
+      dlq: { dlqId: newDlqId(old), createdAt: old, message: makeMessage(accountId) },
+    });
+    for (const run of [ended, cancelled, running, recent, inDlq]) {
+      await ex.workflowRunInsert({ run });
+      await ex.workflowStepAppend({
+        step: {
+          accountId,
+          runId: run.runId,
+          seq: 0,
+          messageId: newId('msg'),
+          callType: 'step',
+          createdAt: old,
+          body: BINARY_BODY,
+        },
+      });
+    }
+    const before = T0 - 5 * 86_400_000;
+    expect(await ex.workflowRunDeleteEnded({ before, limit: 1 })).toBe(1);
+    expect(await ex.workflowRunDeleteEnded({ before, limit: 100 })).toBe(1);
+    expect(await ex.workflowRunDeleteEnded({ before, limit: 100 })).toBe(0);
+    for (const run of [ended, cancelled]) {
+      expect(await ex.workflowRunGet({ accountId, runId: run.runId })).toBeUndefined();
+      expect(await ex.workflowStepList({ accountId, runId: run.runId })).toEqual([]);
+    }
+    for (const run of [running, recent, inDlq]) {
+      expect(await ex.workflowRunGet({ accountId, runId: run.runId })).toBeDefined();
+      expect(await ex.workflowStepList({ accountId, runId: run.runId })).toHaveLength(1);
+    }
+  });
 }

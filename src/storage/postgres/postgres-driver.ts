@@ -205,6 +205,7 @@ class PostgresExecutor implements Executor {
     return this.track(this.begin((tx) => workflows.workflowStepAppend(tx, p)));
   }
   workflowStepList = this.op(workflows.workflowStepList);
+  workflowRunDeleteEnded = this.op(workflows.workflowRunDeleteEnded);
   workflowWaiterInsert = this.op(workflows.workflowWaiterInsert);
   workflowWaiterList = this.op(workflows.workflowWaiterList);
   workflowWaiterDelete = this.op(workflows.workflowWaiterDelete);

@@ -4,6 +4,7 @@ import type { WorkflowWaiter } from '../../core/workflow-events.js';
 import type {
   Page,
   WorkflowRunGetParams,
+  WorkflowRunDeleteEndedParams,
   WorkflowRunInsertParams,
   WorkflowRunListParams,
   WorkflowRunUpdateParams,
@@ -144,4 +145,24 @@ export async function workflowWaiterDelete(
   const result = await db`
     DELETE FROM workflow_waiters WHERE account_id = ${p.accountId} AND id = ${p.id}`;
   return result.count > 0;
+}
+
+/** Ended runs past retention and their history, in one statement (see the contract). */
+export async function workflowRunDeleteEnded(
+  db: Db,
+  p: WorkflowRunDeleteEndedParams,
+): Promise<number> {
+  const [row] = await db<{ n: string }[]>`
+    WITH gone AS (
+      DELETE FROM workflow_runs WHERE (account_id, run_id) IN (
+        SELECT account_id, run_id FROM workflow_runs
+        WHERE state <> 'RUN_STARTED' AND dlq_id IS NULL AND updated_at < ${p.before}
+        LIMIT ${p.limit}
+      ) RETURNING account_id, run_id
+    ), steps AS (
+      DELETE FROM workflow_steps s USING gone g
+      WHERE s.account_id = g.account_id AND s.run_id = g.run_id
+    )
+    SELECT count(*) AS n FROM gone`;
+  return Number(row?.n ?? 0);
 }

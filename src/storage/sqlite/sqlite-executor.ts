@@ -92,6 +92,7 @@ import type {
   ScheduleUpsertParams,
   ScheduleUpsertResult,
   WorkflowRunGetParams,
+  WorkflowRunDeleteEndedParams,
   WorkflowRunInsertParams,
   WorkflowRunListParams,
   WorkflowRunUpdateParams,
@@ -325,6 +326,9 @@ export class SqliteExecutor implements Executor {
   }
   workflowRunList(p: WorkflowRunListParams): Promise<Page<WorkflowRun>> {
     return this.scope.run(() => this.ops.workflows.workflowRunList(p), READ_ONLY);
+  }
+  workflowRunDeleteEnded(p: WorkflowRunDeleteEndedParams): Promise<number> {
+    return this.scope.run(() => this.ops.workflows.workflowRunDeleteEnded(p));
   }
   workflowStepAppend(p: WorkflowStepAppendParams): Promise<number> {
     return this.scope.run(() => this.ops.workflows.workflowStepAppend(p));

@@ -10,6 +10,7 @@ import type { WorkflowWaiter } from '../../core/workflow-events.js';
 import type {
   Page,
   WorkflowRunGetParams,
+  WorkflowRunDeleteEndedParams,
   WorkflowRunInsertParams,
   WorkflowRunListParams,
   WorkflowRunUpdateParams,
@@ -49,6 +50,23 @@ export class SqliteWorkflowOps {
 
   constructor(db: Database.Database) {
     this.statements = new SqliteStatements(db);
+  }
+
+  workflowRunDeleteEnded({ before, limit }: WorkflowRunDeleteEndedParams): number {
+    return this.statements.atomic(() => {
+      const gone = this.statements
+        .get(
+          'DELETE FROM workflow_runs WHERE rowid IN (SELECT rowid FROM workflow_runs ' +
+            "WHERE state <> 'RUN_STARTED' AND dlq_id IS NULL AND updated_at < ? LIMIT ?) " +
+            'RETURNING account_id, run_id',
+        )
+        .all(before, limit) as { account_id: string; run_id: string }[];
+      const steps = this.statements.get(
+        'DELETE FROM workflow_steps WHERE account_id = ? AND run_id = ?',
+      );
+      for (const run of gone) steps.run(run.account_id, run.run_id);
+      return gone.length;
+    });
   }
 
   workflowRunInsert({ run }: WorkflowRunInsertParams): boolean {
