@@ -205,6 +205,24 @@ export function flowGateCases(ctx: SuiteContext): void {
     });
   });
 
+  it('an admission undone by a rollback (transaction or savepoint) is done again', async () => {
+    const [a, b] = [keyed('rb', { parallelism: 1 }), keyed('rb2', { parallelism: 1 })];
+    await ex.messageInsertMany({ messages: [a, b] });
+    const admitThenFail = (tx: Executor) =>
+      tx.transaction(async (inner) => {
+        expect((await inner.flowGateAdmit({ now: T0, limit: 100 })).admitted).toBe(2);
+        throw new Error('abort');
+      });
+    await expect(admitThenFail(ex)).rejects.toThrow('abort');
+    const again = await ex.transaction(async (tx) => {
+      await expect(admitThenFail(tx)).rejects.toThrow('abort');
+      const { admitted } = await tx.flowGateAdmit({ now: T0, limit: 100 });
+      const claimed = await tx.messageClaimDue({ now: T0, limit: 10, leaseUntil: T0 + LEASE });
+      return { admitted, ids: claimed.map((m) => m.id).sort() };
+    });
+    expect(again).toEqual({ admitted: 2, ids: [a.id, b.id].sort() });
+  });
+
   it('a delayed message waits for its time without blocking later ones of its key', async () => {
     const late = keyed('d', { parallelism: 5 }, { dueAt: T0 + 1_000, notBefore: T0 + 1_000 });
     const now = keyed('d', { parallelism: 5 });

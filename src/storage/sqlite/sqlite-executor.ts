@@ -402,6 +402,7 @@ export class RootScope implements Scope {
       } catch (error) {
         if (this.db.inTransaction) this.rollback.run();
         this.ops.leases.rollback();
+        this.ops.flowGates.forgetReady();
         throw error;
       }
       // Release the lock first, so the next transaction runs while this one's fsync is in flight.
@@ -485,6 +486,7 @@ class TxScope implements Scope {
     } catch (error) {
       this.leave(name, true, error);
       this.ops.leases.rollbackTo(leaseMark);
+      this.ops.flowGates.forgetReady();
       throw error;
     }
     this.leave(name, false);
