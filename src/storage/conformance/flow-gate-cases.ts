@@ -144,6 +144,85 @@ export function flowGateCases(ctx: SuiteContext): void {
     });
   });
 
+  it('one admission round serves many gates, each by its own limits and holders', async () => {
+    await ex.queueUpsert({ accountId, name: 'q2', parallelism: 2, now: T0, maxQueues: 10 });
+    await ex.messageInsertMany({
+      messages: [
+        ...Array.from({ length: 4 }, () => keyed('p1', { parallelism: 1 })),
+        ...Array.from({ length: 4 }, () => keyed('p3', { parallelism: 3 })),
+        ...Array.from({ length: 4 }, () => keyed('r2', { rate: 2, periodSec: 10 })),
+        ...Array.from({ length: 4 }, () => keyed('off', { parallelism: 4 })),
+        ...Array.from({ length: 4 }, () => makeMessage(accountId, { queueName: 'q2' })),
+      ],
+    });
+    await ex.flowGateUpdate({ ...key('off'), paused: true, now: T0 });
+    const { admitted, gates } = await ex.flowGateAdmit({ now: T0, limit: 100 });
+    expect({ admitted, gates }).toEqual({ admitted: 1 + 3 + 2 + 2, gates: 5 });
+    const claimed = await ex.messageClaimDue({ now: T0, limit: 100, leaseUntil: T0 + LEASE });
+    const counts = async () =>
+      Object.fromEntries(
+        await Promise.all(
+          [
+            key('p1'),
+            key('p3'),
+            key('r2'),
+            key('off'),
+            { accountId, kind: 'queue' as const, name: 'q2' },
+          ].map(async (k) => {
+            const g = await ex.flowGateGet(k);
+            return [k.name, [g?.parallelismCount, g?.waitListSize]] as const;
+          }),
+        ),
+      );
+    expect(await counts()).toEqual({
+      p1: [1, 3],
+      p3: [3, 1],
+      r2: [2, 2],
+      off: [0, 4],
+      q2: [2, 2],
+    });
+    // Every gate is full, out of rate or paused: nothing more starts until something changes.
+    expect(await ex.flowGateAdmit({ now: T0 + 1, limit: 100 })).toEqual({ admitted: 0, gates: 0 });
+    // One holder of p3 and of q2 ends; p1 and `off` are made ready by a change (their holders
+    // stay): each gate admits by its own holders.
+    const ofGate = (name: string) =>
+      claimed.find((m) => m.spec.flowControl?.key === name || m.queueName === name);
+    await ex.messageDeleteLeasedMany({
+      leases: [ofGate('p3'), ofGate('q2')].map((m) => leaseOf(m as never)),
+    });
+    await ex.flowGateUpdate({ ...key('p1'), paused: false, now: T0 + 2 });
+    await ex.flowGateUpdate({ ...key('off'), paused: false, now: T0 + 2 });
+    expect(await ex.flowGateAdmit({ now: T0 + 2, limit: 100 })).toEqual({
+      admitted: 0 + 1 + 4 + 1,
+      gates: 4,
+    });
+    expect(await counts()).toEqual({
+      p1: [1, 3],
+      p3: [3, 0],
+      r2: [2, 2],
+      off: [4, 0],
+      q2: [2, 1],
+    });
+  });
+
+  it('an admission undone by a rollback (transaction or savepoint) is done again', async () => {
+    const [a, b] = [keyed('rb', { parallelism: 1 }), keyed('rb2', { parallelism: 1 })];
+    await ex.messageInsertMany({ messages: [a, b] });
+    const admitThenFail = (tx: Executor) =>
+      tx.transaction(async (inner) => {
+        expect((await inner.flowGateAdmit({ now: T0, limit: 100 })).admitted).toBe(2);
+        throw new Error('abort');
+      });
+    await expect(admitThenFail(ex)).rejects.toThrow('abort');
+    const again = await ex.transaction(async (tx) => {
+      await expect(admitThenFail(tx)).rejects.toThrow('abort');
+      const { admitted } = await tx.flowGateAdmit({ now: T0, limit: 100 });
+      const claimed = await tx.messageClaimDue({ now: T0, limit: 10, leaseUntil: T0 + LEASE });
+      return { admitted, ids: claimed.map((m) => m.id).sort() };
+    });
+    expect(again).toEqual({ admitted: 2, ids: [a.id, b.id].sort() });
+  });
+
   it('a delayed message waits for its time without blocking later ones of its key', async () => {
     const late = keyed('d', { parallelism: 5 }, { dueAt: T0 + 1_000, notBefore: T0 + 1_000 });
     const now = keyed('d', { parallelism: 5 });

@@ -83,7 +83,9 @@ export async function enterGates(db: Db, messages: readonly Message[]): Promise<
   const sorted = [...gates.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   const col = <T>(pick: (g: (typeof sorted)[number][1]) => T): T[] =>
     sorted.map(([, g]) => pick(g));
-  const rows = await db<{ id: string; account_id: string; kind: string; name: string }[]>`
+  // The gate upsert and the sequence values are independent: issued together, they are
+  // pipelined on the transaction's connection (one round trip).
+  const upserted = db<{ id: string; account_id: string; kind: string; name: string }[]>`
     INSERT INTO flow_gates AS g
       (account_id, kind, name, parallelism, rate, period_sec, ready_at, created_at, updated_at)
     SELECT a, k, n, p, r, ps, ra, c, c FROM unnest(
@@ -103,14 +105,12 @@ export async function enterGates(db: Db, messages: readonly Message[]): Promise<
       ready_at = LEAST(g.ready_at, excluded.ready_at),
       updated_at = excluded.updated_at
     RETURNING id, account_id, kind, name`;
-  const ids = new Map(rows.map((r) => [`${r.account_id}\n${r.kind}\n${r.name}`, String(r.id)]));
   // Sequence values for the batch, handed out in input order (sorted: a set has no row order).
-  const seqs = (
-    await db<{ s: string }[]>`
-      SELECT nextval('messages_seq')::text AS s FROM generate_series(1, ${gated.length})`
-  )
-    .map((r) => BigInt(r.s))
-    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const numbered = db<{ s: string }[]>`
+    SELECT nextval('messages_seq')::text AS s FROM generate_series(1, ${gated.length})`;
+  const [rows, seqRows] = await Promise.all([upserted, numbered]);
+  const ids = new Map(rows.map((r) => [`${r.account_id}\n${r.kind}\n${r.name}`, String(r.id)]));
+  const seqs = seqRows.map((r) => BigInt(r.s)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   return gated.map(({ message, key, ref, waitDueAt }, i) => ({
     message,
     gateId: ids.get(key) ?? '',
@@ -134,6 +134,17 @@ export async function touchGates(db: Db, gateIds: readonly string[]): Promise<vo
     WHERE g.id = l.id`;
 }
 
+/**
+ * One admission round, set-based: a fixed number of statements however many gates are ready.
+ * 1. Lock the ready gates (`FOR UPDATE SKIP LOCKED`); the rate window and the per-round cap are
+ *    known from the rows alone.
+ * 2. Admit the due waiting messages of every gate in one UPDATE per kind. The holder count is
+ *    read in that statement, so after the lock: a release that committed before is seen, one
+ *    that did not waits for this transaction and makes the gate ready after it.
+ * 3. Read each gate's holders (now including the admitted) and its next waiting message;
+ *    pipelined with step 2 (a later statement of the same transaction sees its writes).
+ * 4. Write every gate's ready time and rate state in one UPDATE.
+ */
 export async function flowGateAdmit(
   db: Db,
   { now, limit }: FlowGateAdmitParams,
@@ -142,59 +153,91 @@ export async function flowGateAdmit(
     const gates = await tx<FlowGateRow[]>`
       SELECT * FROM flow_gates WHERE ready_at <= ${now} ORDER BY ready_at LIMIT ${limit}
       FOR UPDATE SKIP LOCKED`;
-    let admitted = 0;
-    for (const row of gates) {
+    if (gates.length === 0) return { admitted: 0, gates: 0 };
+    const planned = gates.map((row) => {
       const limits = gateLimits(row);
-      const [counted] = await tx<{ n: number }[]>`
-        SELECT count(*)::int AS n FROM messages WHERE gate_id = ${row.id} AND wait_due_at IS NULL`;
-      const holders = counted?.n ?? 0;
-      const plan = planAdmission(limits, holders, now, MAX_ADMIT_PER_GATE);
-      const fifo = row.kind === 'queue';
-      let taken = 0;
-      if (plan.take > 0) {
-        // SKIP LOCKED: a waiting row locked by a concurrent cancel is about to disappear.
-        // A queue is strictly FIFO: its head starts first and waits for its time, so the due
-        // prefix of the head is taken; a key takes the due messages by due time.
-        const rows = fifo
-          ? await tx`
-              UPDATE messages m SET due_at = m.wait_due_at, wait_due_at = NULL
-              FROM (SELECT id, wait_due_at, seq,
-                      bool_and(wait_due_at <= ${now}) OVER (ORDER BY seq) AS due
-                    FROM (SELECT id, wait_due_at, seq FROM messages
-                          WHERE gate_id = ${row.id} AND wait_due_at IS NOT NULL
-                          ORDER BY seq LIMIT ${plan.take} FOR UPDATE SKIP LOCKED) h) w
-              WHERE m.id = w.id AND w.due RETURNING m.id`
-          : await tx`
-              UPDATE messages m SET due_at = m.wait_due_at, wait_due_at = NULL
-              FROM (SELECT id FROM messages
-                    WHERE gate_id = ${row.id} AND wait_due_at IS NOT NULL AND wait_due_at <= ${now}
-                    ORDER BY wait_due_at, seq LIMIT ${plan.take} FOR UPDATE SKIP LOCKED) w
-              WHERE m.id = w.id RETURNING m.id`;
-        taken = rows.length;
-      }
-      const [next] = fifo
-        ? await tx<{ wait_due_at: string }[]>`
-            SELECT wait_due_at FROM messages WHERE gate_id = ${row.id} AND wait_due_at IS NOT NULL
-            ORDER BY seq LIMIT 1`
-        : await tx<{ wait_due_at: string }[]>`
-            SELECT wait_due_at FROM messages WHERE gate_id = ${row.id} AND wait_due_at IS NOT NULL
-            ORDER BY wait_due_at, seq LIMIT 1`;
-      const rateCount = plan.rateCount + (limits.rate === undefined ? 0 : taken);
+      // Holders are counted in SQL; with none the plan is the rate budget and the round cap.
+      const plan = planAdmission({ ...limits, parallelism: undefined }, 0, now, MAX_ADMIT_PER_GATE);
+      return { row, limits, plan, id: String(row.id), fifo: row.kind === 'queue' };
+    });
+    const open = (fifo: boolean) => planned.filter((g) => g.fifo === fifo && g.plan.take > 0);
+    const keys = open(false);
+    const queues = open(true);
+    // The LIMIT is the gate's free slots (`cap` minus its holders) within its `budget`.
+    // SKIP LOCKED: a waiting row locked by a concurrent cancel is about to disappear.
+    // A key takes its due messages by due time; a queue is strictly FIFO: its head starts first
+    // and waits for its time, so the due prefix of its head is taken.
+    const admitKeys =
+      keys.length === 0
+        ? []
+        : tx<{ gate_id: string }[]>`
+            UPDATE messages m SET due_at = m.wait_due_at, wait_due_at = NULL
+            FROM unnest(${keys.map((g) => g.id)}::bigint[],
+                   ${keys.map((g) => g.row.parallelism)}::integer[],
+                   ${keys.map((g) => g.plan.take)}::integer[]) AS g(id, cap, budget)
+              CROSS JOIN LATERAL (
+                SELECT id FROM messages
+                WHERE gate_id = g.id AND wait_due_at IS NOT NULL AND wait_due_at <= ${now}
+                ORDER BY wait_due_at, seq LIMIT greatest(0, least(g.cap - (SELECT count(*) FROM messages
+                  WHERE gate_id = g.id AND wait_due_at IS NULL), g.budget)) FOR UPDATE SKIP LOCKED) w
+            WHERE m.id = w.id RETURNING m.gate_id`;
+    const admitQueues =
+      queues.length === 0
+        ? []
+        : tx<{ gate_id: string }[]>`
+            UPDATE messages m SET due_at = m.wait_due_at, wait_due_at = NULL
+            FROM (SELECT h.id, bool_and(h.wait_due_at <= ${now})
+                    OVER (PARTITION BY h.gate_id ORDER BY h.seq) AS due
+                  FROM unnest(${queues.map((g) => g.id)}::bigint[],
+                         ${queues.map((g) => g.row.parallelism)}::integer[],
+                         ${queues.map((g) => g.plan.take)}::integer[]) AS g(id, cap, budget)
+                    CROSS JOIN LATERAL (
+                      SELECT id, gate_id, wait_due_at, seq FROM messages
+                      WHERE gate_id = g.id AND wait_due_at IS NOT NULL
+                      ORDER BY seq LIMIT greatest(0, least(g.cap - (SELECT count(*) FROM messages
+                  WHERE gate_id = g.id AND wait_due_at IS NULL), g.budget)) FOR UPDATE SKIP LOCKED) h) w
+            WHERE m.id = w.id AND w.due RETURNING m.gate_id`;
+    const after = tx<{ id: string; holders: number; next: string | null }[]>`
+      SELECT g.id,
+        (SELECT count(*)::int FROM messages WHERE gate_id = g.id AND wait_due_at IS NULL)
+          AS holders,
+        CASE WHEN g.kind = 'queue'
+          THEN (SELECT wait_due_at FROM messages WHERE gate_id = g.id AND wait_due_at IS NOT NULL
+                ORDER BY seq LIMIT 1)
+          ELSE (SELECT min(wait_due_at) FROM messages
+                WHERE gate_id = g.id AND wait_due_at IS NOT NULL) END AS next
+      FROM unnest(${planned.map((g) => g.id)}::bigint[], ${planned.map((g) => g.row.kind)}::text[])
+        AS g(id, kind)`;
+    const [keyRows, queueRows, states] = await Promise.all([admitKeys, admitQueues, after]);
+    const taken = new Map<string, number>();
+    for (const r of [...keyRows, ...queueRows]) {
+      const id = String(r.gate_id);
+      taken.set(id, (taken.get(id) ?? 0) + 1);
+    }
+    const state = new Map(states.map((s) => [String(s.id), s]));
+    const updates = planned.map(({ id, limits, plan }) => {
+      const n = taken.get(id) ?? 0;
+      const s = state.get(id);
+      const rateCount = plan.rateCount + (limits.rate === undefined ? 0 : n);
       const readyAt = nextReadyAt({
         gate: limits,
-        holders: holders + taken,
+        holders: s?.holders ?? 0,
         rateCount,
         ratePeriodStart: plan.ratePeriodStart,
-        nextWaitDue: next ? Number(next.wait_due_at) : undefined,
+        nextWaitDue: s?.next == null ? undefined : Number(s.next),
         now,
       });
-      await tx`
-        UPDATE flow_gates SET ready_at = ${readyAt ?? null}, rate_count = ${rateCount},
-          rate_period_start = ${plan.ratePeriodStart}
-        WHERE id = ${row.id}`;
-      admitted += taken;
-    }
-    return { admitted, gates: gates.length };
+      return { id, readyAt: readyAt ?? null, rateCount, ratePeriodStart: plan.ratePeriodStart };
+    });
+    await tx`
+      UPDATE flow_gates f SET ready_at = u.ready_at, rate_count = u.rate_count,
+        rate_period_start = u.rate_period_start
+      FROM unnest(${updates.map((u) => u.id)}::bigint[], ${updates.map((u) => u.readyAt)}::bigint[],
+             ${updates.map((u) => u.rateCount)}::integer[],
+             ${updates.map((u) => u.ratePeriodStart)}::bigint[])
+        AS u(id, ready_at, rate_count, rate_period_start)
+      WHERE f.id = u.id`;
+    return { admitted: keyRows.length + queueRows.length, gates: gates.length };
   });
 }
 

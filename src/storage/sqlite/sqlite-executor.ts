@@ -419,6 +419,7 @@ export class RootScope implements Scope {
       } catch (error) {
         if (this.db.inTransaction) this.rollback.run();
         this.ops.leases.rollback();
+        this.ops.flowGates.forgetReady();
         throw error;
       }
       // Release the lock first, so the next transaction runs while this one's fsync is in flight.
@@ -502,6 +503,7 @@ class TxScope implements Scope {
     } catch (error) {
       this.leave(name, true, error);
       this.ops.leases.rollbackTo(leaseMark);
+      this.ops.flowGates.forgetReady();
       throw error;
     }
     this.leave(name, false);

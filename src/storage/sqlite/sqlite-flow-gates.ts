@@ -72,13 +72,39 @@ function queuePrefix(head: Waiting[], now: number): Waiting[] {
 }
 
 export class SqliteFlowGateOps {
+  /**
+   * No gate is ready before this time (ms): a lower bound of `min(ready_at)`, so a claim with
+   * nothing ready skips the admission query. The file belongs to this process (opened
+   * exclusively), so every write of `ready_at` passes here: a write that may lower it lowers the
+   * bound; only an admission round that saw every ready gate raises it, from the table. A
+   * rollback may undo such a round: the executor then calls `forgetReady()`.
+   */
+  private readyBound = 0;
+
   constructor(private readonly statements: SqliteStatements) {}
+
+  /** The bound is unknown again (a transaction or savepoint rolled back): admission reads. */
+  forgetReady(): void {
+    this.readyBound = 0;
+  }
+
+  private lowerReady(at: number | null | undefined): void {
+    if (at !== null && at !== undefined) this.readyBound = Math.min(this.readyBound, at);
+  }
+
+  private readReady(): void {
+    const { t } = this.statements
+      .get('SELECT min(ready_at) AS t FROM flow_gates WHERE ready_at IS NOT NULL')
+      .get() as { t: number | null };
+    this.readyBound = t ?? Infinity;
+  }
 
   /**
    * Creates the message's gate or updates its limits, and makes it ready by `waitDueAt` when the
    * message waits. Returns the gate id. Called inside the insert's transaction.
    */
   enter(accountId: string, gate: GateRef, now: number, waitDueAt: number | undefined): number {
+    this.lowerReady(waitDueAt);
     const row = this.statements
       .get(UPSERT_GATE)
       .get(
@@ -98,16 +124,23 @@ export class SqliteFlowGateOps {
   /** A holder ended (deleted, or a key's attempt ended with a retry): admit again. */
   touch(gateIds: Iterable<number>): void {
     const update = this.statements.get('UPDATE flow_gates SET ready_at = 0 WHERE id = ?');
-    for (const id of gateIds) update.run(id);
+    for (const id of gateIds) {
+      this.lowerReady(0);
+      update.run(id);
+    }
   }
 
   flowGateAdmit({ now, limit }: FlowGateAdmitParams): FlowGateAdmitResult {
+    if (now < this.readyBound) return { admitted: 0, gates: 0 };
     const st = this.statements;
     const gates = st
       .get('SELECT * FROM flow_gates WHERE ready_at <= ? ORDER BY ready_at LIMIT ?')
       .all(now, limit) as FlowGateRow[];
-    if (gates.length === 0) return { admitted: 0, gates: 0 };
-    return st.atomic(() => {
+    if (gates.length === 0) {
+      this.readReady();
+      return { admitted: 0, gates: 0 };
+    }
+    const result = st.atomic(() => {
       let admitted = 0;
       const admit = st.get(
         'UPDATE messages SET due_at = wait_due_at, wait_due_at = NULL WHERE rowid = ?',
@@ -144,6 +177,9 @@ export class SqliteFlowGateOps {
       }
       return { admitted, gates: gates.length };
     });
+    // Every ready gate was seen: the next ready time is in the table now.
+    if (gates.length < limit) this.readReady();
+    return result;
   }
 
   flowGateGet({ accountId, kind, name }: FlowGateKeyParams): FlowGate | undefined {
@@ -176,6 +212,7 @@ export class SqliteFlowGateOps {
         .get(p.accountId, p.kind, p.name) as FlowGateRow | undefined;
       if (!row) return undefined;
       const next: FlowGateRow = { ...row, ready_at: p.now, updated_at: p.now };
+      this.lowerReady(p.now);
       if (p.paused !== undefined) next.paused = p.paused ? 1 : 0;
       if (p.parallelism !== undefined) next.parallelism = p.parallelism;
       if (p.rate !== undefined) next.rate = p.rate;
@@ -219,6 +256,7 @@ export class SqliteFlowGateOps {
 
   queueUpsert(p: QueueUpsertParams): QueueUpsertResult {
     const st = this.statements;
+    this.lowerReady(p.now);
     return st.atomic(() => {
       const existing = st
         .get("SELECT id FROM flow_gates WHERE account_id = ? AND kind = 'queue' AND name = ?")
