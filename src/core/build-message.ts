@@ -4,7 +4,7 @@
  */
 import { newMessageId } from './ids.js';
 import type { PublishSettings } from './publish-request.js';
-import type { Account, Message } from './types.js';
+import type { Account, Message, MessageSpec } from './types.js';
 
 /** Builds the stored message of a publish to `url` with the parsed settings. */
 export function buildMessage(p: {
@@ -26,17 +26,22 @@ export function buildMessage(p: {
     notBefore: settings.notBefore,
     createdAt: now,
     dueAt: Math.max(settings.notBefore, now),
-    spec: {
-      method: settings.method,
-      headers: settings.headers,
-      labels: settings.labels,
-      retryDelayExpression: settings.retryDelayExpression,
-      timeoutMs: settings.timeoutMs,
-      flowControl: settings.flowControl,
-      redact: settings.redact,
-      callback: settings.callback,
-      failureCallback: settings.failureCallback,
-    },
+    spec: specOf(settings),
     body: p.body,
+  };
+}
+
+/** The stored settings of a message (its `spec`) from a publish's parsed settings. */
+export function specOf(settings: PublishSettings): MessageSpec {
+  return {
+    method: settings.method,
+    headers: settings.headers,
+    labels: settings.labels,
+    retryDelayExpression: settings.retryDelayExpression,
+    timeoutMs: settings.timeoutMs,
+    flowControl: settings.flowControl,
+    redact: settings.redact,
+    callback: settings.callback,
+    failureCallback: settings.failureCallback,
   };
 }

@@ -7,6 +7,7 @@
  * refuse bad settings at creation, not at the first tick.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { specOf } from '../../core/build-message.js';
 import type { Destination } from '../../core/destination.js';
 import { parseCron } from '../../core/cron.js';
 import { badRequest, limitExceeded, notFound } from '../../core/errors.js';
@@ -112,17 +113,9 @@ export function scheduleRoutes(app: FastifyInstance, ctx: ApiContext): void {
         ? everything
         : storedRequest(request, query, ctx.prefix, false),
       spec: {
-        method: settings.method,
-        headers: settings.headers,
+        ...specOf(settings),
         retries: settings.retries,
         delayMs: settings.notBefore > now ? settings.notBefore - now : undefined,
-        labels: settings.labels,
-        retryDelayExpression: settings.retryDelayExpression,
-        timeoutMs: settings.timeoutMs,
-        flowControl: settings.flowControl,
-        redact: settings.redact,
-        callback: settings.callback,
-        failureCallback: settings.failureCallback,
       },
       body,
       callerIp: request.ip,
