@@ -186,6 +186,61 @@ describe.each(STORAGES)('workflow protocol with Svc- headers (%s)', (storage) =>
     expect((await t.client.workflows.dlq()).messages).toEqual([]);
   });
 
+  it('resume applies its override headers to the remaining steps', async () => {
+    fixed = false;
+    try {
+      expect((await trigger('wfr_svc-ovr', 'o', 'ovr')).status).toBe(200);
+      await drive();
+      const dlq = (await (await t.api('/v2/workflows/dlq?label=ovr')).json()) as {
+        messages: { dlqId: string }[];
+      };
+      expect(dlq.messages).toHaveLength(1);
+      fixed = true;
+      const resumed = await t.api(`/v2/workflows/dlq/resume?dlqIds=${dlq.messages[0]?.dlqId}`, {
+        method: 'POST',
+        headers: {
+          'Svc-Retries': '2',
+          'Svc-Delay': '30s',
+          'Svc-Retry-Delay': '1000 * retried',
+          'Svc-Label': 'overridden',
+          'Svc-Flow-Control-Key': 'ovr-key',
+          'Svc-Flow-Control-Value': 'parallelism=1',
+        },
+      });
+      expect(resumed.status).toBe(200);
+      const { workflowRuns } = (await resumed.json()) as {
+        workflowRuns: { workflowRunId: string }[];
+      };
+      const runId = workflowRuns[0]?.workflowRunId ?? '';
+      // The resumed step waits for Svc-Delay and carries the other overrides.
+      expect(await t.ferry.engine.runOnce()).toBe(0);
+      const created = (await (await t.api(`/v2/events?state=CREATED&label=overridden`)).json()) as {
+        events: Record<string, unknown>[];
+      };
+      expect(created.events).toHaveLength(1);
+      expect(created.events[0]).toMatchObject({ maxRetries: 2, flowControlKey: 'ovr-key' });
+      const message = (await (
+        await t.api(`/v2/messages/${String(created.events[0]?.messageId)}`)
+      ).json()) as Record<string, unknown>;
+      expect(message).toMatchObject({
+        retryDelayExpression: '1000 * retried',
+        parallelism: 1,
+        labels: ['overridden'],
+      });
+      expect(message.notBefore).toBe(clock.now() + 30_000);
+      clock.advance(30_000);
+      await drive();
+      const [run] = (
+        (await (await t.api(`/v2/workflows/logs?workflowRunId=${runId}`)).json()) as {
+          runs: { workflowState: string }[];
+        }
+      ).runs;
+      expect(run?.workflowState).toBe('RUN_SUCCESS');
+    } finally {
+      fixed = true;
+    }
+  });
+
   it('a failure function cancelled by the user shows CALLBACK_CANCELED', async () => {
     fixed = false;
     try {
