@@ -241,6 +241,28 @@ describe.each(STORAGES)('workflow protocol with Svc- headers (%s)', (storage) =>
     }
   });
 
+  it('resume with Svc-Failure-Callback: a run that fails again calls the new failure URL', async () => {
+    fixed = false;
+    try {
+      expect((await trigger('wfr_svc-fcb', 'f', 'fcb')).status).toBe(200);
+      await drive();
+      const dlq = (await (await t.api('/v2/workflows/dlq?label=fcb')).json()) as {
+        messages: { dlqId: string }[];
+      };
+      const before = failures.requests.length;
+      const resumed = await t.api(`/v2/workflows/dlq/resume?dlqIds=${dlq.messages[0]?.dlqId}`, {
+        method: 'POST',
+        headers: { 'Svc-Failure-Callback': `${failures.url}/override` },
+      });
+      expect(resumed.status).toBe(200);
+      await drive(); // still broken: the resumed run fails again
+      const calls = failures.requests.slice(before).map((r) => r.path);
+      expect(calls).toEqual(['/override']);
+    } finally {
+      fixed = true;
+    }
+  });
+
   it('a failure function cancelled by the user shows CALLBACK_CANCELED', async () => {
     fixed = false;
     try {
