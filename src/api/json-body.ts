@@ -4,11 +4,14 @@ import { badRequest } from '../core/errors.js';
 
 /**
  * The request body parsed as JSON, whatever its Content-Type (clients often send none).
+ * @param whenEmpty the value of an empty body; without it an empty body is a 400.
  * @throws FerryError 400 for a missing or malformed body.
  */
-export function jsonBody(request: FastifyRequest): unknown {
+export function jsonBody(request: FastifyRequest, whenEmpty?: () => unknown): unknown {
   const body = request.body;
-  if (!(body instanceof Uint8Array) || body.byteLength === 0) {
+  const empty = !(body instanceof Uint8Array) || Buffer.from(body).toString('utf8').trim() === '';
+  if (empty) {
+    if (whenEmpty) return whenEmpty();
     throw badRequest('missing request body: expected JSON');
   }
   try {

@@ -13,6 +13,7 @@ import {
 } from './headers.js';
 import type { PlanLimits } from './plans.js';
 import type { HeaderMap, UrlGroup, UrlGroupEndpoint } from './types.js';
+import { isJsonObject } from './json.js';
 
 const MAX_NAME_LENGTH = 256;
 
@@ -26,17 +27,14 @@ export function checkName(name: string, what: string): string {
   return name;
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /** The `endpoints` array of a `{endpoints: [...]}` body, each element an object. */
 function endpointObjects(body: unknown): Record<string, unknown>[] {
-  if (!isObject(body) || !Array.isArray(body.endpoints)) {
+  if (!isJsonObject(body) || !Array.isArray(body.endpoints)) {
     throw badRequest('invalid body: expected {"endpoints": [{"url": "...", "name": "..."}]}');
   }
   if (body.endpoints.length === 0) throw badRequest('invalid body: "endpoints" is empty');
   return body.endpoints.map((item, i) => {
-    if (!isObject(item)) throw badRequest(`invalid endpoints[${i}]: expected an object`);
+    if (!isJsonObject(item)) throw badRequest(`invalid endpoints[${i}]: expected an object`);
     return item;
   });
 }
@@ -161,7 +159,7 @@ const MAX_DEFAULT_HEADERS = 100;
  * empty object removes every default.
  */
 export function parseDefaultHeaders(body: unknown): HeaderMap {
-  if (!isObject(body) || !isObject(body.headers)) {
+  if (!isJsonObject(body) || !isJsonObject(body.headers)) {
     throw badRequest(
       'invalid body: expected {"headers": {"<Header-Name>": "value" or ["values"]}}',
     );

@@ -8,6 +8,7 @@ import { parseDuration } from './duration.js';
 import { badRequest, limitExceeded } from './errors.js';
 import { quoteValue } from './headers.js';
 import type { HeaderMap } from './types.js';
+import { isJsonObject } from './json.js';
 
 /** A run waiting for an event. Its id is the id of its timeout message. */
 export interface WorkflowWaiter {
@@ -53,12 +54,9 @@ export interface WaitRequest {
   timeoutHeaders?: HeaderMap;
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
 function headerMapOf(value: unknown, field: string): HeaderMap {
   const fail = () => badRequest(`invalid ${field}: expected an object of string arrays`);
-  if (!isObject(value)) throw fail();
+  if (!isJsonObject(value)) throw fail();
   const out: HeaderMap = {};
   for (const [name, values] of Object.entries(value)) {
     const list = Array.isArray(values) ? values : [values];
@@ -83,12 +81,12 @@ export function parseWaitRequest(body: Uint8Array, maxTimeoutMs: number): WaitRe
   } catch {
     throw badRequest('invalid body: expected JSON {url, timeout, step}');
   }
-  if (!isObject(value)) throw badRequest('invalid body: expected JSON {url, timeout, step}');
+  if (!isJsonObject(value)) throw badRequest('invalid body: expected JSON {url, timeout, step}');
   const { url, timeout, step, timeoutUrl, timeoutHeaders } = value;
   if (typeof url !== 'string' || !/^https?:\/\/./i.test(url) || !URL.canParse(url)) {
     throw badRequest(`invalid url ${quoteValue(String(url))}: expected an http(s) URL`);
   }
-  if (!isObject(step)) throw badRequest('invalid step: expected the wait step object');
+  if (!isJsonObject(step)) throw badRequest('invalid step: expected the wait step object');
   let timeoutMs: number;
   if (typeof timeout === 'number' && Number.isInteger(timeout) && timeout >= 0) {
     timeoutMs = timeout * 1000;

@@ -221,10 +221,13 @@ export class OutcomeWriter {
   private recordOutcome(c: Extract<Completion, { kind: 'outcome' }>, out: Written): void {
     const { message, attempt, outcome, finishedAt } = c;
     const { events, dlq } = out;
-    const source = withoutLease(message);
+    // The message without its lease, built only when a callback, the DLQ or a run needs it:
+    // a plain delivery (the hot path) never copies it.
+    let stored: Message | undefined;
+    const source = (): Message => (stored ??= withoutLease(message));
     const call = (kind: 'callback' | 'failure-callback', spec: CallbackSpec, dlqId?: string) => {
-      const body = callbackBody({ source, attempt, dlqId });
-      out.messages.push(callbackMessage({ source, kind, spec, body, now: finishedAt }));
+      const body = callbackBody({ source: source(), attempt, dlqId });
+      out.messages.push(callbackMessage({ source: source(), kind, spec, body, now: finishedAt }));
     };
     if (message.spec.callback) call('callback', message.spec.callback);
     const response =
@@ -239,7 +242,7 @@ export class OutcomeWriter {
       case 'delivered':
         events.push(eventOf(message, 'DELIVERED', finishedAt, response));
         if (message.spec.workflow?.callType === 'failureCall') {
-          out.workflow.push({ source, attempt, failed: false, finishedAt });
+          out.workflow.push({ source: source(), attempt, failed: false, finishedAt });
         }
         return;
       case 'retry':
@@ -256,13 +259,13 @@ export class OutcomeWriter {
         events.push(eventOf(message, 'FAILED', finishedAt, { error: outcome.error }));
         if (failsRun(message)) {
           // The run fails instead: it goes to the workflow DLQ (see workflow-outcomes.ts).
-          out.workflow.push({ source, attempt, failed: true, finishedAt });
+          out.workflow.push({ source: source(), attempt, failed: true, finishedAt });
           return;
         }
         const dlqId = newDlqId(finishedAt);
         dlq.push({
           dlqId,
-          message: source,
+          message: source(),
           createdAt: finishedAt,
           expiresAt: finishedAt + c.dlqRetentionMs,
           ...attemptFields(attempt),

@@ -1,6 +1,7 @@
 /** JSON request bodies of the management API (the server reads every body as raw bytes). */
 import type { FastifyRequest } from 'fastify';
 import { badRequest } from '../../core/errors.js';
+import { jsonBody as parseJson } from '../json-body.js';
 
 /**
  * The body as a JSON object (`{}` when empty). Fields other than `allowed` are refused, so a
@@ -10,15 +11,7 @@ export function jsonBody(
   request: FastifyRequest,
   allowed: readonly string[],
 ): Record<string, unknown> {
-  const raw = request.body;
-  const text = raw instanceof Uint8Array ? Buffer.from(raw).toString('utf8').trim() : '';
-  if (text === '') return {};
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw badRequest('request body is not valid JSON');
-  }
+  const parsed = parseJson(request, () => ({}));
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw badRequest('request body must be a JSON object');
   }

@@ -15,17 +15,15 @@ import { jsonBody } from '../json-body.js';
 import { checkBodySize, preparePublish, publishResponse, type PreparedPublish } from './publish.js';
 import { parseDestination } from '../../core/destination.js';
 import { checkQueueName, ensureQueue } from './queues.js';
+import { isJsonObject } from '../../core/json.js';
 
 /** Most entries in one batch. */
 export const MAX_BATCH_ENTRIES = 1_000;
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /** An entry's `headers`: `{name: string | string[]}` as incoming headers (lower-case names). */
 function entryHeaders(raw: unknown): IncomingHeaders {
   if (raw === undefined || raw === null) return {};
-  if (!isObject(raw)) throw badRequest('invalid headers: expected an object of header values');
+  if (!isJsonObject(raw)) throw badRequest('invalid headers: expected an object of header values');
   const headers: IncomingHeaders = {};
   for (const [name, value] of Object.entries(raw)) {
     const values = typeof value === 'string' ? [value] : value;
@@ -53,7 +51,7 @@ async function prepareEntry(
   entry: unknown,
   callerIp: string,
 ): Promise<PreparedPublish> {
-  if (!isObject(entry))
+  if (!isJsonObject(entry))
     throw badRequest('expected an object {destination, body?, headers?, queue?}');
   const { destination: raw } = entry;
   if (typeof raw !== 'string' || raw === '') {
