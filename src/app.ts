@@ -14,6 +14,7 @@ import type { Logger } from './core/logger.js';
 import { AccountDirectory } from './engine/accounts.js';
 import { createHttpDispatcher, type Dispatcher } from './engine/dispatcher.js';
 import { Engine } from './engine/engine.js';
+import { createWorkerDispatcher } from './engine/worker-dispatcher.js';
 import { Publisher } from './engine/publisher.js';
 import { Pruner } from './maintenance/pruner.js';
 import { UsageMeter } from './maintenance/usage-meter.js';
@@ -87,7 +88,10 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
   );
   const meter = new UsageMeter({ executor, clock, logger, intervalMs: config.meteringFlushMs });
   const dispatcher =
-    options.dispatcher ?? createHttpDispatcher({ refusePrivate: config.production });
+    options.dispatcher ??
+    (config.deliveryThread ? createWorkerDispatcher : createHttpDispatcher)({
+      refusePrivate: config.production,
+    });
   const engine = new Engine({
     executor,
     clock,

@@ -2,7 +2,7 @@
  * The benchmark's receiver, run as its own process (as a real destination would be), so that the
  * load generator's work does not delay the receiving side of the measurement. It answers 200 at
  * once and records, per request, the wall-clock delay since the timestamp (ms) that begins the
- * body. The parent asks for the delays over IPC.
+ * body. The parent asks for the delays over IPC, and can reset them (after a warm-up).
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -22,7 +22,8 @@ const server = createServer((req, res) => {
 });
 server.keepAliveTimeout = 60_000;
 
-type Request = { type: 'expect'; n: number } | { type: 'delays' } | { type: 'stop' };
+type Request =
+  { type: 'expect'; n: number } | { type: 'delays' } | { type: 'reset' } | { type: 'stop' };
 
 let expected = Infinity;
 const check = (): void => {
@@ -41,6 +42,7 @@ process.on('message', (message: Request) => {
     check();
   }
   if (message.type === 'delays') process.send?.({ type: 'delays', delays });
+  if (message.type === 'reset') delays.length = 0;
   if (message.type === 'stop') {
     server.closeAllConnections();
     server.close(() => process.exit(0));

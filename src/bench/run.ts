@@ -38,6 +38,8 @@ const MAIN = new URL('../cli/main.js', import.meta.url).pathname;
 const quick = process.argv.includes('--quick');
 /** Concurrent publishers of the end-to-end case (see the file comment). */
 const E2E_PUBLISHERS = 200;
+/** Seconds at the latency case's rate before its measurement starts (see benchLatency). */
+const WARM_UP_SECONDS = 2;
 const onlyIndex = process.argv.indexOf('--only');
 const only = onlyIndex === -1 ? undefined : process.argv[onlyIndex + 1];
 const caseIndex = process.argv.indexOf('--case');
@@ -59,7 +61,21 @@ interface Running {
   token: string;
   currentSigningKey: string;
   nextSigningKey: string;
+  /** CPU seconds (user + system, every thread) Ferry's process has used so far. */
+  cpuSeconds(): number;
   stop(): Promise<void>;
+}
+
+/** A process's CPU seconds from /proc (Linux); NaN where there is none. */
+function processCpuSeconds(pid: number | undefined): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    // utime and stime are fields 14 and 15 of stat(5), counted from 1 with the pid; in clock
+    // ticks, 100 per second on Linux.
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return NaN;
+  }
 }
 
 async function startFerry(storage: 'sqlite' | 'postgres', extra: string[] = []): Promise<Running> {
@@ -112,6 +128,7 @@ async function startFerry(storage: 'sqlite' | 'postgres', extra: string[] = []):
   };
   return {
     ...creds,
+    cpuSeconds: () => processCpuSeconds(proc.pid),
     async stop() {
       const exited = new Promise((r) => proc.on('exit', r));
       proc.kill('SIGTERM');
@@ -137,6 +154,8 @@ interface Sink {
   received(n: number): Promise<void>;
   /** Per request: ms from the timestamp in the body to its arrival. */
   delays(): Promise<number[]>;
+  /** Forgets the requests received so far (the end of a warm-up). */
+  reset(): void;
   stop(): Promise<void>;
 }
 
@@ -164,6 +183,9 @@ async function startSink(): Promise<Sink> {
       const answer = next<{ type: 'delays'; delays: number[] }>('delays');
       child.send({ type: 'delays' });
       return (await answer).delays;
+    },
+    reset() {
+      child.send({ type: 'reset' });
     },
     async stop() {
       const exited = new Promise((resolve) => child.on('exit', resolve));
@@ -238,6 +260,7 @@ async function benchPublish(
 ): Promise<Row> {
   const ferry = await startFerry(storage);
   try {
+    const cpuStart = ferry.cpuSeconds();
     const { seconds, latencies } = await publishMany({
       ferry,
       destination: 'http://127.0.0.1:9/never',
@@ -254,7 +277,9 @@ async function benchPublish(
           : `publish, ${concurrency} concurrent clients`,
       n,
       result: `${Math.round(n / seconds).toLocaleString('en')} publishes/s`,
-      detail: `latency p50 ${ms(percentile(latencies, 50))}, p99 ${ms(percentile(latencies, 99))}`,
+      detail:
+        `latency p50 ${ms(percentile(latencies, 50))}, p99 ${ms(percentile(latencies, 99))}; ` +
+        `Ferry's CPU ${Math.round(((ferry.cpuSeconds() - cpuStart) / n) * 1e6)} µs per publish`,
     };
   } finally {
     await ferry.stop();
@@ -275,6 +300,7 @@ async function benchEndToEnd(
   try {
     const all = sink.received(n);
     const start = performance.now();
+    const cpuStart = ferry.cpuSeconds();
     const { seconds: publishSeconds } = await publishMany({
       ferry,
       destination: `${sink.url}/e2e`,
@@ -292,6 +318,7 @@ async function benchEndToEnd(
     });
     await all;
     const seconds = (performance.now() - start) / 1000;
+    const cpu = ferry.cpuSeconds() - cpuStart;
     return {
       storage,
       case:
@@ -301,7 +328,9 @@ async function benchEndToEnd(
       n,
       rate: n / seconds,
       result: `${Math.round(n / seconds).toLocaleString('en')} messages/s`,
-      detail: `all received after ${seconds.toFixed(2)} s; publishing took ${publishSeconds.toFixed(2)} s`,
+      detail:
+        `all received after ${seconds.toFixed(2)} s; publishing took ` +
+        `${publishSeconds.toFixed(2)} s; Ferry's CPU ${Math.round((cpu / n) * 1e6)} µs per message`,
     };
   } finally {
     await ferry.stop();
@@ -317,25 +346,37 @@ async function benchLatency(
   const n = rate * seconds;
   const sink = await startSink();
   const ferry = await startFerry(storage);
-  try {
-    const all = sink.received(n);
-    await publishMany({
+  const paced = (count: number): ReturnType<typeof publishMany> =>
+    publishMany({
       ferry,
       destination: `${sink.url}/latency`,
-      n,
+      n: count,
       concurrency: 20,
       paceMs: 1000 / rate,
       // Wall-clock ms, comparable across processes (the receiver subtracts it from its own).
       body: () => `${performance.timeOrigin + performance.now()} ${'x'.repeat(100)}`,
     });
+  const measure = async (count: number): Promise<number[]> => {
+    const all = sink.received(count);
+    await paced(count);
     await all;
     const delays = (await sink.delays()).sort((a, b) => a - b);
+    sink.reset();
+    return delays;
+  };
+  try {
+    // The first second runs on cold code (the JIT) and opens every connection; it is measured
+    // apart, so that the steady-state figure is what the rate costs, not what starting costs.
+    const cold = await measure(Math.min(n, rate * WARM_UP_SECONDS));
+    const delays = await measure(n);
     return {
       storage,
       case: `publish→receive latency at ${rate} msg/s`,
       n,
       result: `p50 ${ms(percentile(delays, 50))}, p99 ${ms(percentile(delays, 99))}`,
-      detail: `max ${ms(delays[delays.length - 1] ?? NaN)} over ${seconds} s`,
+      detail:
+        `max ${ms(delays[delays.length - 1] ?? NaN)} over ${seconds} s, after a ` +
+        `${WARM_UP_SECONDS} s warm-up (warm-up p99 ${ms(percentile(cold, 99))})`,
     };
   } finally {
     await ferry.stop();

@@ -29,6 +29,16 @@ describe('loadConfig', () => {
     expect(config.plans).toEqual(DEFAULT_PLANS);
   });
 
+  it('runs deliveries on a thread of their own when there is a second CPU, unless told', () => {
+    expect(loadConfig([], {}, dir, 2).deliveryThread).toBe(true);
+    expect(loadConfig([], {}, dir, 1).deliveryThread).toBe(false);
+    expect(loadConfig(['--delivery-thread', 'on'], {}, dir, 1).deliveryThread).toBe(true);
+    expect(loadConfig([], { FERRY_DELIVERY_THREAD: 'off' }, dir, 2).deliveryThread).toBe(false);
+    expect(() => loadConfig(['--delivery-thread', 'yes'], {}, dir)).toThrow(
+      /--delivery-thread\/FERRY_DELIVERY_THREAD must be one of auto, on, off, got "yes"/,
+    );
+  });
+
   it('takes flags over environment variables', () => {
     const env = { FERRY_PORT: '9000', FERRY_HEADER_PREFIX: 'Upstash', FERRY_ENV: 'production' };
     const config = loadConfig(['--port=9100', '--lease', '1m'], env, dir);

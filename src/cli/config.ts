@@ -3,6 +3,7 @@
  * precedence. `docs/configuration.md` lists them; keep the two in step.
  */
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { isPlanName, resolvePlans, type PlanTable } from '../core/plans.js';
 import type { PlanName } from '../core/types.js';
@@ -44,6 +45,11 @@ export interface Config {
   /** Deliveries in flight at once on this node. */
   concurrency: number;
   /**
+   * Run the HTTP side of deliveries on a thread of its own (see engine/worker-dispatcher.ts).
+   * `auto` (the default) resolves to true when the machine has more than one CPU.
+   */
+  deliveryThread: boolean;
+  /**
    * Largest workflow history sent inline with a step delivery, bytes. A longer one goes as an
    * empty body and the workflow SDK fetches it (`GET /v2/workflows/runs/{id}`).
    */
@@ -80,6 +86,7 @@ const OPTIONS = {
   plansFile: { flag: 'plans-file', env: 'FERRY_PLANS_FILE' },
   roles: { flag: 'roles', env: 'FERRY_ROLES' },
   concurrency: { flag: 'concurrency', env: 'FERRY_CONCURRENCY' },
+  deliveryThread: { flag: 'delivery-thread', env: 'FERRY_DELIVERY_THREAD' },
   workflowInlineHistory: { flag: 'workflow-inline-history', env: 'FERRY_WORKFLOW_INLINE_HISTORY' },
   lease: { flag: 'lease', env: 'FERRY_LEASE' },
   sqliteSynchronous: { flag: 'sqlite-synchronous', env: 'FERRY_SQLITE_SYNCHRONOUS' },
@@ -129,6 +136,7 @@ export function loadConfig(
   argv: readonly string[],
   env: NodeJS.ProcessEnv = process.env,
   cwd: string = process.cwd(),
+  cpus: number = availableParallelism(),
 ): Config {
   const flags = parseFlags(argv);
   const get = (name: OptionName): string | undefined => {
@@ -222,6 +230,11 @@ export function loadConfig(
     plans,
     roles: roles as Role[],
     concurrency: integer('concurrency', 256, 1, 100_000),
+    deliveryThread: {
+      auto: cpus > 1,
+      on: true,
+      off: false,
+    }[oneOf('deliveryThread', ['auto', 'on', 'off'], 'auto')],
     workflowInlineHistoryBytes: integer('workflowInlineHistory', 1024 * 1024, 0, 100 * 1024 * 1024),
     // A lease shorter than a second would expire while deliveries are still in flight.
     leaseMs: duration('lease', '30s', 1_000),

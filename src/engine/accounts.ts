@@ -15,8 +15,17 @@ import { decodeToken, passwordMatches } from '../core/token.js';
 import type { Account } from '../core/types.js';
 import type { Executor } from '../storage/driver.js';
 
+/** Tokens whose password hash is remembered (see `authenticate`). */
+const VERIFIED_TOKENS = 1_000;
+
 export class AccountDirectory {
   private readonly cache = new Map<string, { account: Account | undefined; fetchedAt: number }>();
+  /**
+   * Token → the account id and stored password hash it was last verified against. Decoding the
+   * token and hashing its password cost more than the rest of authentication; a token that
+   * matched a hash matches it again, so only a changed hash (a token reset) needs the check.
+   */
+  private readonly verified = new Map<string, { accountId: string; passwordHash: string }>();
 
   constructor(
     private readonly executor: Executor,
@@ -38,10 +47,17 @@ export class AccountDirectory {
 
   /** The account a messaging token belongs to, or undefined for a wrong or unknown token. */
   async authenticate(token: string): Promise<Account | undefined> {
+    const known = this.verified.get(token);
+    if (known) {
+      const account = await this.get(known.accountId, this.authTtlMs);
+      if (account?.passwordHash === known.passwordHash) return account;
+    }
     const decoded = decodeToken(token);
     if (!decoded) return undefined;
     const account = await this.get(decoded.accountId, this.authTtlMs);
     if (!account || !passwordMatches(decoded.password, account.passwordHash)) return undefined;
+    if (this.verified.size >= VERIFIED_TOKENS) this.verified.clear();
+    this.verified.set(token, { accountId: account.id, passwordHash: account.passwordHash });
     return account;
   }
 

@@ -10,6 +10,7 @@ import { isLocalHostname, isPrivateAddress } from '../core/addresses.js';
 import type { AttemptResult } from '../core/retry-timing.js';
 import type { HeaderMap } from '../core/types.js';
 import { canonicalHeaderName } from '../core/headers.js';
+import { signRequest, type SignRequestParams } from '../core/signature.js';
 
 export interface DispatchRequest {
   url: string;
@@ -24,6 +25,11 @@ export interface DispatchRequest {
    * when `timeoutMs` passes, so one controller and one timer serve both.
    */
   abort?: AbortController;
+  /**
+   * Sign the request (see core/signature.ts) into this header just before it is sent: with a
+   * delivery thread, the hashing runs there instead of on the main thread.
+   */
+  sign?: { header: string } & Omit<SignRequestParams, 'url' | 'body'>;
 }
 
 export interface Dispatcher {
@@ -77,10 +83,17 @@ export function createHttpDispatcher(options: HttpDispatcherOptions): Dispatcher
         abort.abort();
       }, req.timeoutMs);
       try {
+        const { sign } = req;
+        const headers = sign
+          ? {
+              ...req.headers,
+              [sign.header]: signRequest({ ...sign, url: req.url, body: req.body }),
+            }
+          : req.headers;
         const res = await request(req.url, {
           dispatcher: agent,
           method: req.method as 'POST',
-          headers: req.headers,
+          headers,
           body: req.method === 'GET' && req.body.byteLength === 0 ? undefined : req.body,
           signal: abort.signal,
           headersTimeout: req.timeoutMs,

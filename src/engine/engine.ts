@@ -13,7 +13,6 @@ import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import { compileRetryDelay } from '../core/retry-delay.js';
 import { decideOutcome } from '../core/retry-timing.js';
-import { signRequest } from '../core/signature.js';
 import type { Account, ClaimedMessage } from '../core/types.js';
 import type { PlanLimits } from '../core/plans.js';
 import type { Executor } from '../storage/driver.js';
@@ -41,7 +40,7 @@ export interface EngineOptions {
   issuer: string;
   /** Deliveries in flight at once. */
   concurrency: number;
-  /** Lease length; in-flight leases are extended every third of it. */
+  /** Lease length; in-flight leases are renewed every sixth of it (see extendLeases). */
   leaseMs: number;
   /** Messages claimed per claim transaction (default 200). */
   claimBatch?: number;
@@ -114,7 +113,7 @@ export class Engine {
   start(): void {
     if (this.running) return;
     this.running = true;
-    const every = Math.max(1, Math.floor(this.options.leaseMs / 3));
+    const every = Math.max(1, Math.floor(this.options.leaseMs / 6));
     this.heartbeat = setInterval(() => void this.extendLeases(), every);
     this.heartbeat.unref();
     this.schedule(0);
@@ -315,14 +314,6 @@ export class Engine {
       Object.assign(headers, workflow.headers);
       body = workflow.body;
     }
-    headers[`${prefix}-Signature`] = signRequest({
-      signingKey: account.currentSigningKey,
-      issuer: this.options.issuer,
-      url: message.url,
-      body,
-      nowMs: clock.now(),
-    });
-
     const attempt = await this.options.dispatcher.send({
       url: message.url,
       method: message.spec.method,
@@ -331,6 +322,12 @@ export class Engine {
       timeoutMs,
       maxResponseBytes: limits.max_message_size,
       abort,
+      sign: {
+        header: `${prefix}-Signature`,
+        signingKey: account.currentSigningKey,
+        issuer: this.options.issuer,
+        nowMs: clock.now(),
+      },
     });
     if (abort?.signal.aborted && attempt.kind === 'error' && !attempt.error.startsWith('timeout')) {
       return { kind: 'release', message };
@@ -377,10 +374,15 @@ export class Engine {
     return this.outcomes.add(completion);
   }
 
-  /** Keeps leases of long deliveries alive, so only a dead node's messages are re-delivered. */
+  /**
+   * Keeps leases of long deliveries alive, so only a dead node's messages are re-delivered. A
+   * lease is renewed once less than 5/6 of it is left, checked every 1/6: a heartbeat may come
+   * up to 2/3 of a lease late (a stalled event loop, a starved machine) before a live
+   * delivery's lease runs out, while deliveries shorter than 1/6 of a lease never write one.
+   */
   private async extendLeases(): Promise<void> {
     const now = this.options.clock.now();
-    const threshold = now + (this.options.leaseMs * 2) / 3;
+    const threshold = now + (this.options.leaseMs * 5) / 6;
     const due = [...this.inFlight.entries()].filter(([, f]) => f.leaseUntil < threshold);
     if (due.length === 0) return;
     const leaseUntil = now + this.options.leaseMs;

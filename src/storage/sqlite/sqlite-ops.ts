@@ -58,6 +58,8 @@ import {
   ACCOUNT_COLUMNS,
   DLQ_COLUMNS,
   EVENT_COLUMNS,
+  CLAIM_COLUMNS,
+  claimedFromColumns,
   MESSAGE_COLUMNS,
   accountParams,
   byCreatedAt,
@@ -110,6 +112,7 @@ const INSERT_GATED_MESSAGE =
   `VALUES (${placeholders(23)})`;
 /** Index of `due_at` in `messageParams`. */
 const DUE_AT_PARAM = 16;
+const CLAIM_ROW = `SELECT ${CLAIM_COLUMNS} FROM messages WHERE id = ?`;
 const INSERT_EVENT = `INSERT INTO events (${EVENT_COLUMNS}) VALUES (${placeholders(25)})`;
 const INSERT_DLQ = `INSERT INTO dlq (${DLQ_COLUMNS}) VALUES (${placeholders(20)})`;
 
@@ -253,16 +256,16 @@ export class SqliteOps {
       now,
       limit + this.leases.size,
     ) as { id: string }[];
-    const select = this.stmt('SELECT * FROM messages WHERE id = ?');
+    const select = this.stmt(CLAIM_ROW).raw(true);
     const claimed: ClaimedMessage[] = [];
     for (const { id } of due) {
       if (claimed.length === limit) break;
       if (this.leases.isLeased(id, now)) continue;
-      const row = select.get(id) as MessageRow | undefined;
+      const row = select.get(id) as unknown[] | undefined;
       if (!row) continue;
       const leaseToken = newLeaseToken();
       this.leases.set(id, { token: leaseToken, until: leaseUntil });
-      claimed.push({ ...messageFromRow(row), dueAt: leaseUntil, leaseToken });
+      claimed.push(claimedFromColumns(row, leaseUntil, leaseToken));
     }
     return claimed;
   }
