@@ -72,7 +72,7 @@ describe.skipIf(!pgUrl)('two engines on one PostgreSQL database', () => {
   it("hold a key's parallelism and a queue's order between them", async () => {
     t = await startFerry({ storage: 'postgres' });
     second = await createFerry({
-      config: { ...t.config, roles: ['worker'] },
+      config: { ...t.config, port: 0, roles: ['api', 'worker'] },
       logger: silentLogger,
       driver: openPostgresDriver({ url: pgUrl ?? '', schema: t.schema ?? '' }),
     });
@@ -111,5 +111,25 @@ describe.skipIf(!pgUrl)('two engines on one PostgreSQL database', () => {
     expect(peak).toBeLessThanOrEqual(3);
     expect(peak).toBeGreaterThan(1);
     expect(order).toEqual(queued.map((q) => new URL(q.destination).pathname));
+
+    // Single publishes racing on both nodes' APIs: each may start its message as it is
+    // published (the key has room), and the two nodes still never pass the key's parallelism.
+    peak = 0;
+    const bases = [t.url, second.url];
+    const publishes = Array.from({ length: 60 }, (_, i) =>
+      fetch(`${bases[i % 2] ?? ''}/v2/publish/${receiver.url}/k2`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${t?.token ?? ''}`,
+          'Svc-Flow-Control-Key': 'racing',
+          'Svc-Flow-Control-Value': 'parallelism=2',
+        },
+        body: `m${i}`,
+      }),
+    );
+    expect((await Promise.all(publishes)).map((r) => r.status)).toEqual(Array(60).fill(200));
+    await receiver.waitFor(55 + 60, 30_000);
+    expect(peak).toBeLessThanOrEqual(2);
+    expect(peak).toBe(2);
   });
 });

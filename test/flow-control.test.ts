@@ -123,14 +123,22 @@ describe.each(STORAGES)('on %s', (storage) => {
     const receiver = await startReceiver();
     receivers.push(receiver);
     const headers = { 'Svc-Flow-Control-Key': 'pk', 'Svc-Flow-Control-Value': 'parallelism=1' };
+    // The key has a free slot: /a starts at once, as it is published.
     await publish(`${receiver.url}/a`, headers);
+    const open = (await (await t.api('/v2/flowControl/pk')).json()) as Record<string, unknown>;
+    expect(open).toMatchObject({ parallelismCount: 1, waitListSize: 0 });
     expect((await t.api('/v2/flowControl/pk/pause', { method: 'POST' })).status).toBe(200);
     await publish(`${receiver.url}/b`, headers);
+    await publish(`${receiver.url}/c`, headers);
+    // Pausing stops what has not started: /a (started before the pause) is delivered, and the
+    // slot it frees is not used while the key is paused.
+    expect(await t.ferry.engine.runOnce()).toBe(1);
     expect(await t.ferry.engine.runOnce()).toBe(0);
     const paused = (await (await t.api('/v2/flowControl/pk')).json()) as Record<string, unknown>;
-    expect(paused).toMatchObject({ isPaused: true, waitListSize: 2 });
+    expect(paused).toMatchObject({ isPaused: true, waitListSize: 2, parallelismCount: 0 });
     await t.api('/v2/flowControl/pk/resume', { method: 'POST' });
     expect(await t.ferry.engine.runOnce()).toBe(1);
+    expect(receiver.requests.map((r) => r.path)).toEqual(['/a', '/b']);
 
     const pin = await t.api('/v2/flowControl/pk/pin?parallelism=4&rate=9&period=1h', {
       method: 'POST',
@@ -295,6 +303,12 @@ describe('FerryClient', () => {
         destination: `${receiver.url}/k`,
         flowControl: { key: 'sdk-key', parallelism: 2, rate: 5, period: '1m' },
       });
+      // It had a free slot and the rate allowed it: it started as it was published.
+      expect(await client.flowControl.get('sdk-key')).toMatchObject({
+        waitListSize: 0,
+        parallelismCount: 1,
+        rateCount: 1,
+      });
       const pinned = await client.flowControl.pin('sdk-key', { rate: 7 });
       expect(pinned).toMatchObject({ rateMax: 7, isPinnedRate: true });
       expect((await client.flowControl.unpin('sdk-key', { rate: true })).isPinnedRate).toBe(false);
@@ -304,7 +318,6 @@ describe('FerryClient', () => {
       expect((await client.flowControl.list('sdk')).map((k) => k.flowControlKey)).toEqual([
         'sdk-key',
       ]);
-      expect(await client.flowControl.get('sdk-key')).toMatchObject({ waitListSize: 1 });
       expect((await client.flowControl.globalParallelism()).parallelismMax).toBe(1_000);
     } finally {
       await t.close();

@@ -22,8 +22,10 @@
  * - workflow: 5-step runs of the official `@upstash/workflow` SDK against Ferry in Upstash mode:
  *   runs completed per second (20 started at a time), and the time per step of runs one at a time.
  *
+ * - reference: a bare POST loop to the receiver without Ferry, the machine's pace at the time.
+ *
  * Options: `--quick` (smaller N), `--only sqlite|postgres`,
- * `--case publish|e2e|flow|latency|fanout|batch|schedule|workflow`.
+ * `--case reference|publish|e2e|flow|latency|fanout|batch|schedule|workflow`.
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -45,8 +47,21 @@ const only = onlyIndex === -1 ? undefined : process.argv[onlyIndex + 1];
 const caseIndex = process.argv.indexOf('--case');
 const onlyCase = caseIndex === -1 ? undefined : process.argv[caseIndex + 1];
 const wanted = (
-  name: 'publish' | 'e2e' | 'flow' | 'latency' | 'fanout' | 'batch' | 'schedule' | 'workflow',
-): boolean => !onlyCase || onlyCase === name;
+  name:
+    | 'reference'
+    | 'publish'
+    | 'e2e'
+    | 'flow'
+    | 'latency'
+    | 'fanout'
+    | 'batch'
+    | 'schedule'
+    | 'workflow',
+): boolean =>
+  !onlyCase ||
+  onlyCase === name ||
+  // Every throughput case is printed with the machine's pace beside it.
+  (name === 'reference' && ['publish', 'e2e', 'flow', 'latency'].includes(onlyCase));
 
 interface Row {
   storage: string;
@@ -563,12 +578,52 @@ async function benchWorkflows(storage: 'sqlite' | 'postgres', runs: number): Pro
   }
 }
 
+/**
+ * The machine's own pace, without Ferry: a bare loop POSTing the same bodies to the same receiver
+ * over 50 keep-alive connections. This shared VM's speed drifts from hour to hour, so each run
+ * records it next to Ferry's figures.
+ */
+async function benchReference(n: number): Promise<Row> {
+  const sink = await startSink();
+  const pool = new Pool(sink.url, { connections: 50, pipelining: 1 });
+  try {
+    let next = 0;
+    const all = sink.received(n);
+    const start = performance.now();
+    const worker = async (): Promise<void> => {
+      while (next < n) {
+        next += 1;
+        const res = await pool.request({ path: '/bare', method: 'POST', body: 'x'.repeat(110) });
+        await res.body.text();
+      }
+    };
+    await Promise.all(Array.from({ length: 50 }, worker));
+    await all;
+    const seconds = (performance.now() - start) / 1000;
+    return {
+      storage: '—',
+      case: 'reference: a bare loop POSTing to the receiver, no Ferry (50 connections)',
+      n,
+      result: `${Math.round(n / seconds).toLocaleString('en')} requests/s`,
+      detail: "the machine's pace at the time of this run",
+    };
+  } finally {
+    await pool.close();
+    await sink.stop();
+  }
+}
+
 async function main(): Promise<void> {
   const storages: ('sqlite' | 'postgres')[] = ['sqlite'];
   if (process.env.TEST_DATABASE_URL) storages.push('postgres');
   else console.error('TEST_DATABASE_URL is not set: PostgreSQL cases skipped');
   const rows: Row[] = [];
   const scale = quick ? 0.2 : 1;
+  if (wanted('reference')) {
+    const row = await benchReference(Math.round(40_000 * scale));
+    console.error(`reference: ${row.result}`);
+    rows.push(row);
+  }
   for (const storage of storages.filter((s) => !only || s === only)) {
     const run = async (row: Promise<Row>): Promise<void> => {
       const r = await row;
@@ -640,7 +695,9 @@ async function main(): Promise<void> {
       'until every endpoint has every message. The batch case sends `POST /v2/batch` requests of ' +
       '100 delayed messages each from 10 concurrent clients. The schedule case creates the ' +
       'schedules (`* * * * *`, 20 connections) before a minute boundary and measures, at the ' +
-      'receiver, the delay from that tick to each delivery.',
+      'receiver, the delay from that tick to each delivery. The reference row is a bare loop ' +
+      'POSTing the same bodies to the same receiver over 50 connections, without Ferry: this ' +
+      "shared machine's speed drifts by a third from hour to hour, so compare runs by it.",
   );
 }
 

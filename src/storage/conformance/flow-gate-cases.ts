@@ -41,21 +41,27 @@ export function flowGateCases(ctx: SuiteContext): void {
   it('a key admits at most `parallelism` in publish order; a finished attempt frees a slot', async () => {
     const messages = Array.from({ length: 5 }, () => keyed('k', { parallelism: 2 }));
     await ex.messageInsertMany({ messages });
-    expect(await ex.messageClaimDue({ now: T0, limit: 10, leaseUntil: T0 + LEASE })).toEqual([]);
-    const first = await claim(T0);
-    // The claim orders by due time and id; the admission took the first two published.
+    // The key had free slots: the first two started as they were published, without an
+    // admission round; the rest wait.
+    const first = await ex.messageClaimDue({ now: T0, limit: 10, leaseUntil: T0 + LEASE });
     expect(first.map((m) => m.id).sort()).toEqual([messages[0]?.id, messages[1]?.id].sort());
     expect(await claim(T0)).toEqual([]);
     const gate = await ex.flowGateGet(key('k'));
     expect(gate).toMatchObject({ parallelism: 2, waitListSize: 3, parallelismCount: 2 });
     expect(await ex.messageNextDueAt({ after: T0 })).toBe(T0 + LEASE); // the leases, not the key
-    const [done] = first;
-    if (!done) throw new Error('nothing claimed');
+    const [done, other] = first;
+    if (!done || !other) throw new Error('nothing claimed');
     await ex.messageDeleteLeasedMany({ leases: [leaseOf(done)] });
     expect(await ex.messageNextDueAt({ after: T0 })).toBeLessThanOrEqual(T0); // ready to admit
     expect((await claim(T0)).map((m) => m.id)).toEqual([messages[2]?.id]);
     // A waiting message reads back with its own due time, not the parked one.
     expect((await ex.messageGet({ accountId, id: messages[4]?.id ?? '' }))?.dueAt).toBe(T0);
+    // A slot is free again, but messages wait ahead: a new one does not overtake them.
+    await ex.messageDeleteLeasedMany({ leases: [leaseOf(other)] });
+    const late = keyed('k', { parallelism: 2 });
+    await ex.messageInsertMany({ messages: [late] });
+    expect((await claim(T0)).map((m) => m.id)).toEqual([messages[3]?.id]);
+    expect((await ex.flowGateGet(key('k')))?.waitListSize).toBe(2);
   });
 
   it('a key starts at most `rate` attempts per period, retries included', async () => {
@@ -87,9 +93,15 @@ export function flowGateCases(ctx: SuiteContext): void {
   });
 
   it('each publish updates the limits unless pinned; pause, resume and resetRate', async () => {
+    // Both start as they are published: the second finds 1 holder of 3 and counts toward rate.
     await ex.messageInsertMany({ messages: [keyed('p', { parallelism: 1 })] });
     await ex.messageInsertMany({ messages: [keyed('p', { parallelism: 3, rate: 5 })] });
-    expect(await ex.flowGateGet(key('p'))).toMatchObject({ parallelism: 3, rate: 5 });
+    expect(await ex.flowGateGet(key('p'))).toMatchObject({
+      parallelism: 3,
+      rate: 5,
+      parallelismCount: 2,
+      rateCount: 1,
+    });
     await ex.flowGateUpdate({ ...key('p'), now: T0, parallelism: 1, pinnedParallelism: true });
     await ex.messageInsertMany({ messages: [keyed('p', { parallelism: 4, rate: 7 })] });
     expect(await ex.flowGateGet(key('p'))).toMatchObject({
@@ -97,13 +109,18 @@ export function flowGateCases(ctx: SuiteContext): void {
       rate: 7,
       pinnedParallelism: true,
       pinnedRate: false,
+      waitListSize: 1,
     });
     await ex.flowGateUpdate({ ...key('p'), now: T0, paused: true });
+    // The two that started before the pause are delivered; their slots are not reused.
+    const started = await claim(T0);
+    expect(started).toHaveLength(2);
+    await ex.messageDeleteLeasedMany({ leases: started.map(leaseOf) });
     expect(await claim(T0)).toEqual([]);
-    expect((await ex.flowGateGet(key('p')))?.waitListSize).toBe(3);
+    expect((await ex.flowGateGet(key('p')))?.waitListSize).toBe(1);
     await ex.flowGateUpdate({ ...key('p'), now: T0, paused: false });
     expect(await claim(T0)).toHaveLength(1);
-    expect((await ex.flowGateGet(key('p')))?.rateCount).toBe(1);
+    expect((await ex.flowGateGet(key('p')))?.rateCount).toBe(2);
     const reset = await ex.flowGateUpdate({ ...key('p'), now: T0 + 5, resetRate: true });
     expect(reset).toMatchObject({ rateCount: 0, ratePeriodStart: T0 + 5, parallelismCount: 1 });
     expect(await ex.flowGateUpdate({ ...key('nope'), now: T0, paused: true })).toBeUndefined();
@@ -146,19 +163,21 @@ export function flowGateCases(ctx: SuiteContext): void {
 
   it('one admission round serves many gates, each by its own limits and holders', async () => {
     await ex.queueUpsert({ accountId, name: 'q2', parallelism: 2, now: T0, maxQueues: 10 });
+    // Due 1 ms after they are published, so every one waits for an admission round.
+    const later = { dueAt: T0 + 1, notBefore: T0 + 1 };
     await ex.messageInsertMany({
       messages: [
-        ...Array.from({ length: 4 }, () => keyed('p1', { parallelism: 1 })),
-        ...Array.from({ length: 4 }, () => keyed('p3', { parallelism: 3 })),
-        ...Array.from({ length: 4 }, () => keyed('r2', { rate: 2, periodSec: 10 })),
-        ...Array.from({ length: 4 }, () => keyed('off', { parallelism: 4 })),
-        ...Array.from({ length: 4 }, () => makeMessage(accountId, { queueName: 'q2' })),
+        ...Array.from({ length: 4 }, () => keyed('p1', { parallelism: 1 }, later)),
+        ...Array.from({ length: 4 }, () => keyed('p3', { parallelism: 3 }, later)),
+        ...Array.from({ length: 4 }, () => keyed('r2', { rate: 2, periodSec: 10 }, later)),
+        ...Array.from({ length: 4 }, () => keyed('off', { parallelism: 4 }, later)),
+        ...Array.from({ length: 4 }, () => makeMessage(accountId, { queueName: 'q2', ...later })),
       ],
     });
     await ex.flowGateUpdate({ ...key('off'), paused: true, now: T0 });
-    const { admitted, gates } = await ex.flowGateAdmit({ now: T0, limit: 100 });
+    const { admitted, gates } = await ex.flowGateAdmit({ now: T0 + 1, limit: 100 });
     expect({ admitted, gates }).toEqual({ admitted: 1 + 3 + 2 + 2, gates: 5 });
-    const claimed = await ex.messageClaimDue({ now: T0, limit: 100, leaseUntil: T0 + LEASE });
+    const claimed = await ex.messageClaimDue({ now: T0 + 1, limit: 100, leaseUntil: T0 + LEASE });
     const counts = async () =>
       Object.fromEntries(
         await Promise.all(
@@ -182,7 +201,7 @@ export function flowGateCases(ctx: SuiteContext): void {
       q2: [2, 2],
     });
     // Every gate is full, out of rate or paused: nothing more starts until something changes.
-    expect(await ex.flowGateAdmit({ now: T0 + 1, limit: 100 })).toEqual({ admitted: 0, gates: 0 });
+    expect(await ex.flowGateAdmit({ now: T0 + 2, limit: 100 })).toEqual({ admitted: 0, gates: 0 });
     // One holder of p3 and of q2 ends; p1 and `off` are made ready by a change (their holders
     // stay): each gate admits by its own holders.
     const ofGate = (name: string) =>
@@ -190,9 +209,9 @@ export function flowGateCases(ctx: SuiteContext): void {
     await ex.messageDeleteLeasedMany({
       leases: [ofGate('p3'), ofGate('q2')].map((m) => leaseOf(m as never)),
     });
-    await ex.flowGateUpdate({ ...key('p1'), paused: false, now: T0 + 2 });
-    await ex.flowGateUpdate({ ...key('off'), paused: false, now: T0 + 2 });
-    expect(await ex.flowGateAdmit({ now: T0 + 2, limit: 100 })).toEqual({
+    await ex.flowGateUpdate({ ...key('p1'), paused: false, now: T0 + 3 });
+    await ex.flowGateUpdate({ ...key('off'), paused: false, now: T0 + 3 });
+    expect(await ex.flowGateAdmit({ now: T0 + 3, limit: 100 })).toEqual({
       admitted: 0 + 1 + 4 + 1,
       gates: 4,
     });
@@ -206,18 +225,27 @@ export function flowGateCases(ctx: SuiteContext): void {
   });
 
   it('an admission undone by a rollback (transaction or savepoint) is done again', async () => {
-    const [a, b] = [keyed('rb', { parallelism: 1 }), keyed('rb2', { parallelism: 1 })];
+    // Due 1 ms after they are published, so they wait for an admission round.
+    const later = { dueAt: T0 + 1, notBefore: T0 + 1 };
+    const [a, b] = [
+      keyed('rb', { parallelism: 1 }, later),
+      keyed('rb2', { parallelism: 1 }, later),
+    ];
     await ex.messageInsertMany({ messages: [a, b] });
     const admitThenFail = (tx: Executor) =>
       tx.transaction(async (inner) => {
-        expect((await inner.flowGateAdmit({ now: T0, limit: 100 })).admitted).toBe(2);
+        expect((await inner.flowGateAdmit({ now: T0 + 1, limit: 100 })).admitted).toBe(2);
         throw new Error('abort');
       });
     await expect(admitThenFail(ex)).rejects.toThrow('abort');
     const again = await ex.transaction(async (tx) => {
       await expect(admitThenFail(tx)).rejects.toThrow('abort');
-      const { admitted } = await tx.flowGateAdmit({ now: T0, limit: 100 });
-      const claimed = await tx.messageClaimDue({ now: T0, limit: 10, leaseUntil: T0 + LEASE });
+      const { admitted } = await tx.flowGateAdmit({ now: T0 + 1, limit: 100 });
+      const claimed = await tx.messageClaimDue({
+        now: T0 + 1,
+        limit: 10,
+        leaseUntil: T0 + LEASE,
+      });
       return { admitted, ids: claimed.map((m) => m.id).sort() };
     });
     expect(again).toEqual({ admitted: 2, ids: [a.id, b.id].sort() });

@@ -121,7 +121,7 @@ class PostgresExecutor implements Executor {
     }
     // Gated messages need their gate rows first (created or updated in the same transaction).
     await this.track(
-      this.begin(async (tx) => {
+      this.unit(async (tx) => {
         const gated = await flowGates.enterGates(tx, p.messages);
         const plain = p.messages.filter((m) => !isGated(m));
         for (const chunk of chunkByBytes(plain, (m) => m.body.byteLength)) {
@@ -209,6 +209,15 @@ class PostgresExecutor implements Executor {
   workflowWaiterInsert = this.op(workflows.workflowWaiterInsert);
   workflowWaiterList = this.op(workflows.workflowWaiterList);
   workflowWaiterDelete = this.op(workflows.workflowWaiterDelete);
+
+  /**
+   * Runs `fn` as one unit: in a transaction of its own on the pool; inside a transaction, as part
+   * of it. Unlike `begin`, no savepoint: on PostgreSQL an error aborts the whole transaction
+   * anyway, the callers let it propagate, and SAVEPOINT and RELEASE are two round trips.
+   */
+  private unit<T>(fn: (tx: Db) => Promise<T>): Promise<T> {
+    return 'savepoint' in this.db ? fn(this.db) : this.begin(fn);
+  }
 
   /** An operation of a per-table module, run on this executor's connection. */
   private op<P, R>(operation: (db: Db, params: P) => Promise<R>): (params: P) => Promise<R> {

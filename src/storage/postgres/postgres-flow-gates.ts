@@ -53,39 +53,67 @@ export function atomically<T>(db: Db, fn: (tx: Db) => Promise<T>): Promise<T> {
   return ('savepoint' in db ? db.savepoint(fn) : db.begin(fn)) as Promise<T>;
 }
 
+/**
+ * Runs `fn` in the caller's transaction, or in one of its own outside a transaction. Unlike
+ * {@link atomically} it takes no savepoint: on PostgreSQL an error aborts the whole transaction
+ * anyway, and SAVEPOINT and RELEASE are two round trips, paid by every claim round.
+ */
+function transactional<T>(db: Db, fn: (tx: Db) => Promise<T>): Promise<T> {
+  return ('savepoint' in db ? fn(db) : db.begin(fn)) as Promise<T>;
+}
+
 const gateKey = (accountId: string, gate: Pick<GateRef, 'kind' | 'name'>): string =>
   `${accountId}\n${gate.kind}\n${gate.name}`;
 
 /**
  * Creates or updates the gates of `messages` (one row per gate; the last message's limits win,
  * as if each were published in turn) and returns each gated message with its gate columns.
+ *
+ * A key's message that is due now starts at once when its gate admits it: nobody due waits
+ * ahead of it, and a slot and the rate allow it (`waitDueAt` undefined: it is a holder from the
+ * start, and counts toward the rate). That is what an admission round would do, without the
+ * round. The counts are read after the upsert has locked the gate row, in a statement of their
+ * own (a fresh snapshot): every admission, release and publish of the gate that committed before
+ * is seen, and the ones after wait for this transaction. Every other waiting message parks and
+ * makes its gate ready by its due time.
  */
 export async function enterGates(db: Db, messages: readonly Message[]): Promise<GatedMessage[]> {
+  interface Entry {
+    message: Message;
+    key: string;
+    ref: GateRef;
+    /** Set while the message waits; cleared when it starts at once. */
+    waitDueAt?: number;
+    /** A key's message due at publish: it may start at once. */
+    atOnce: boolean;
+  }
   const gates = new Map<
     string,
     { accountId: string; ref: GateRef; readyAt?: number; now: number }
   >();
-  const gated: { message: Message; key: string; ref: GateRef; waitDueAt?: number }[] = [];
+  const entries: Entry[] = [];
   for (const message of messages) {
     const ref = gateOf(message);
     if (!ref) continue;
     const key = gateKey(message.accountId, ref);
     const waitDueAt = ref.mode === 'wait' ? message.dueAt : undefined;
+    const atOnce = ref.kind === 'key' && waitDueAt !== undefined && waitDueAt <= message.createdAt;
     const previous = gates.get(key);
+    // Only a message that surely waits makes the gate ready here; see parkAt below.
     const readyAt =
-      waitDueAt === undefined
+      waitDueAt === undefined || atOnce
         ? previous?.readyAt
         : Math.min(previous?.readyAt ?? waitDueAt, waitDueAt);
     gates.set(key, { accountId: message.accountId, ref, readyAt, now: message.createdAt });
-    gated.push({ message, key, ref, ...(waitDueAt === undefined ? {} : { waitDueAt }) });
+    entries.push({ message, key, ref, waitDueAt, atOnce });
   }
-  if (gated.length === 0) return [];
+  if (entries.length === 0) return [];
   const sorted = [...gates.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   const col = <T>(pick: (g: (typeof sorted)[number][1]) => T): T[] =>
     sorted.map(([, g]) => pick(g));
   // The gate upsert and the sequence values are independent: issued together, they are
   // pipelined on the transaction's connection (one round trip).
-  const upserted = db<{ id: string; account_id: string; kind: string; name: string }[]>`
+  const upserted = db<FlowGateRow[]>`
     INSERT INTO flow_gates AS g
       (account_id, kind, name, parallelism, rate, period_sec, ready_at, created_at, updated_at)
     SELECT a, k, n, p, r, ps, ra, c, c FROM unnest(
@@ -104,20 +132,89 @@ export async function enterGates(db: Db, messages: readonly Message[]): Promise<
         ELSE excluded.period_sec END,
       ready_at = LEAST(g.ready_at, excluded.ready_at),
       updated_at = excluded.updated_at
-    RETURNING id, account_id, kind, name`;
+    RETURNING *`;
   // Sequence values for the batch, handed out in input order (sorted: a set has no row order).
   const numbered = db<{ s: string }[]>`
-    SELECT nextval('messages_seq')::text AS s FROM generate_series(1, ${gated.length})`;
+    SELECT nextval('messages_seq')::text AS s FROM generate_series(1, ${entries.length})`;
   const [rows, seqRows] = await Promise.all([upserted, numbered]);
-  const ids = new Map(rows.map((r) => [`${r.account_id}\n${r.kind}\n${r.name}`, String(r.id)]));
+  const byKey = new Map(rows.map((r) => [`${r.account_id}\n${r.kind}\n${r.name}`, r]));
+  const idOf = (key: string): string => String(byKey.get(key)?.id ?? '');
+  if (entries.some((e) => e.atOnce)) await startAtOnce(db, entries, byKey);
   const seqs = seqRows.map((r) => BigInt(r.s)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  return gated.map(({ message, key, ref, waitDueAt }, i) => ({
+  return entries.map(({ message, key, ref, waitDueAt }, i) => ({
     message,
-    gateId: ids.get(key) ?? '',
+    gateId: idOf(key),
     gateMode: ref.kind,
     waitDueAt,
     seq: String(seqs[i]),
   }));
+}
+
+/**
+ * Decides, in publish order, which of the batch's `atOnce` messages start now (clearing their
+ * `waitDueAt`), and writes what that changes on their gates: the rate taken, and the ready time
+ * of a gate whose message has to wait after all.
+ */
+async function startAtOnce(
+  db: Db,
+  entries: { key: string; waitDueAt?: number; atOnce: boolean; message: Message }[],
+  byKey: Map<string, FlowGateRow>,
+): Promise<void> {
+  const ids = [
+    ...new Set(entries.filter((e) => e.atOnce).map((e) => String(byKey.get(e.key)?.id))),
+  ];
+  const now = Math.max(...entries.map((e) => e.message.createdAt));
+  const counted = await db<{ id: string; holders: number; due_waiting: boolean }[]>`
+    SELECT g.id,
+      (SELECT count(*)::int FROM messages WHERE gate_id = g.id AND wait_due_at IS NULL)
+        AS holders,
+      EXISTS (SELECT 1 FROM messages WHERE gate_id = g.id AND wait_due_at IS NOT NULL
+        AND wait_due_at <= ${now}) AS due_waiting
+    FROM unnest(${ids}::bigint[]) AS g(id)`;
+  const state = new Map(
+    counted.map((c) => [String(c.id), { holders: c.holders, blocked: c.due_waiting }]),
+  );
+  const changes = new Map<string, { readyAt?: number; rateCount?: number; rateStart?: number }>();
+  for (const entry of entries) {
+    if (!entry.atOnce) continue;
+    const row = byKey.get(entry.key);
+    const s = row && state.get(String(row.id));
+    if (!row || !s) continue;
+    const id = String(row.id);
+    const change = changes.get(id) ?? {};
+    const limits = gateLimits(row);
+    if (change.rateCount !== undefined) limits.rateCount = change.rateCount;
+    if (change.rateStart !== undefined) limits.ratePeriodStart = change.rateStart;
+    const plan = planAdmission(limits, s.holders, entry.message.createdAt, 1);
+    if (!s.blocked && plan.take >= 1) {
+      entry.waitDueAt = undefined;
+      s.holders += 1;
+      if (limits.rate !== undefined) {
+        change.rateCount = plan.rateCount + 1;
+        change.rateStart = plan.ratePeriodStart;
+      }
+    } else {
+      // Waits after all, and so does every later message of this gate in the batch.
+      s.blocked = true;
+      const due = entry.waitDueAt ?? entry.message.dueAt;
+      change.readyAt = Math.min(change.readyAt ?? due, due);
+    }
+    changes.set(id, change);
+  }
+  const updates = [...changes.entries()].sort(([a], [b]) => Number(BigInt(a) - BigInt(b)));
+  if (updates.length === 0) return;
+  await db`
+    UPDATE flow_gates f SET
+      ready_at = CASE WHEN u.ready_at IS NULL THEN f.ready_at
+        ELSE LEAST(COALESCE(f.ready_at, u.ready_at), u.ready_at) END,
+      rate_count = COALESCE(u.rate_count, f.rate_count),
+      rate_period_start = COALESCE(u.rate_start, f.rate_period_start)
+    FROM unnest(${updates.map(([id]) => id)}::bigint[],
+           ${updates.map(([, c]) => c.readyAt ?? null)}::bigint[],
+           ${updates.map(([, c]) => c.rateCount ?? null)}::integer[],
+           ${updates.map(([, c]) => c.rateStart ?? null)}::bigint[])
+      AS u(id, ready_at, rate_count, rate_start)
+    WHERE f.id = u.id`;
 }
 
 /** Parked due time of a gated message: waiting rows stay out of the claim's range. */
@@ -149,7 +246,7 @@ export async function flowGateAdmit(
   db: Db,
   { now, limit }: FlowGateAdmitParams,
 ): Promise<FlowGateAdmitResult> {
-  return atomically(db, async (tx) => {
+  return transactional(db, async (tx) => {
     const gates = await tx<FlowGateRow[]>`
       SELECT * FROM flow_gates WHERE ready_at <= ${now} ORDER BY ready_at LIMIT ${limit}
       FOR UPDATE SKIP LOCKED`;

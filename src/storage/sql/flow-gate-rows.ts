@@ -47,7 +47,10 @@ export function flowGateFromRow(
 
 /** The limits part of a row, as the admission functions of core/flow-control.ts take them. */
 export function gateLimits(
-  row: FlowGateRow,
+  row: Pick<
+    FlowGateRow,
+    'parallelism' | 'rate' | 'period_sec' | 'rate_count' | 'rate_period_start' | 'paused'
+  >,
 ): Pick<
   FlowGate,
   'parallelism' | 'rate' | 'periodSec' | 'rateCount' | 'ratePeriodStart' | 'paused'

@@ -44,6 +44,23 @@ const UPSERT_GATE =
   'ELSE min(coalesce(ready_at, excluded.ready_at), excluded.ready_at) END, ' +
   'updated_at = excluded.updated_at RETURNING id';
 
+/**
+ * The same upsert for a message that may start at once: back come the columns the admission
+ * needs (only those: building a row object costs per column), the ready time is left alone.
+ */
+const UPSERT_GATE_LIMITS = UPSERT_GATE.replace(
+  /RETURNING id$/,
+  'RETURNING id, parallelism, rate, period_sec, rate_count, rate_period_start, paused',
+);
+type GateLimitsRow = Pick<
+  FlowGateRow,
+  'id' | 'parallelism' | 'rate' | 'period_sec' | 'rate_count' | 'rate_period_start' | 'paused'
+>;
+const PARK_AT = 'UPDATE flow_gates SET ready_at = min(coalesce(ready_at, ?), ?) WHERE id = ?';
+// A waiting message due by now (a delayed one does not hold back later messages of its key).
+const DUE_WAITING =
+  'SELECT 1 AS n FROM messages WHERE gate_id = ? AND wait_due_at IS NOT NULL ' +
+  'AND wait_due_at <= ? LIMIT 1';
 const COUNT_HOLDERS =
   'SELECT count(*) AS n FROM messages WHERE gate_id = ? AND gate_id IS NOT NULL AND wait_due_at IS NULL';
 const COUNT_WAITING =
@@ -100,13 +117,22 @@ export class SqliteFlowGateOps {
   }
 
   /**
-   * Creates the message's gate or updates its limits, and makes it ready by `waitDueAt` when the
-   * message waits. Returns the gate id. Called inside the insert's transaction.
+   * Creates the message's gate or updates its limits. A message that waits (`waitDueAt`) makes
+   * the gate ready by then, except a key's message that is due now and that the gate admits at
+   * once: nobody due waits ahead of it, and a slot and the rate allow it. That one starts as a holder
+   * (`waits: false`) and counts toward the rate, as an admission round would have done, without
+   * the round. Called inside the insert's transaction.
    */
-  enter(accountId: string, gate: GateRef, now: number, waitDueAt: number | undefined): number {
-    this.lowerReady(waitDueAt);
+  enter(
+    accountId: string,
+    gate: GateRef,
+    now: number,
+    waitDueAt: number | undefined,
+  ): { id: number; waits: boolean } {
+    const atOnce = gate.kind === 'key' && waitDueAt !== undefined && waitDueAt <= now;
+    if (!atOnce) this.lowerReady(waitDueAt);
     const row = this.statements
-      .get(UPSERT_GATE)
+      .get(atOnce ? UPSERT_GATE_LIMITS : UPSERT_GATE)
       .get(
         accountId,
         gate.kind,
@@ -114,19 +140,48 @@ export class SqliteFlowGateOps {
         gate.kind === 'queue' ? 1 : (gate.parallelism ?? null),
         gate.rate ?? null,
         gate.periodSec ?? 1,
-        waitDueAt ?? null,
+        atOnce ? null : (waitDueAt ?? null),
         now,
         now,
-      ) as { id: number };
-    return row.id;
+      ) as GateLimitsRow;
+    const id = Number(row.id);
+    if (!atOnce) return { id, waits: waitDueAt !== undefined };
+    if (this.admitNow(row, now)) return { id, waits: false };
+    this.lowerReady(waitDueAt);
+    this.statements.get(PARK_AT).run(waitDueAt, waitDueAt, id);
+    return { id, waits: true };
   }
 
-  /** A holder ended (deleted, or a key's attempt ended with a retry): admit again. */
+  /** Takes a slot (and a unit of the rate) of the gate for a message due now, if it may start. */
+  private admitNow(row: GateLimitsRow, now: number): boolean {
+    const id = Number(row.id);
+    // Publish order: a message never overtakes a due one that waits in the same gate.
+    if (this.statements.get(DUE_WAITING).get(id, now) !== undefined) return false;
+    const limits = gateLimits(row);
+    const holders = limits.parallelism === undefined ? 0 : this.count(COUNT_HOLDERS, id);
+    const plan = planAdmission(limits, holders, now, 1);
+    if (plan.take < 1) return false;
+    if (limits.rate !== undefined) {
+      this.statements
+        .get('UPDATE flow_gates SET rate_count = ?, rate_period_start = ? WHERE id = ?')
+        .run(plan.rateCount + 1, plan.ratePeriodStart, id);
+    }
+    return true;
+  }
+
+  /**
+   * A holder ended (deleted, or a key's attempt ended with a retry): a gate with waiting messages
+   * admits again. One without any has nothing to admit: its next message is admitted as it is
+   * published, or parks and makes the gate ready itself. (This process is the only writer, so
+   * no message can start waiting between the check and the update.)
+   */
   touch(gateIds: Iterable<number>): void {
-    const update = this.statements.get('UPDATE flow_gates SET ready_at = 0 WHERE id = ?');
+    const update = this.statements.get(
+      'UPDATE flow_gates SET ready_at = 0 WHERE id = ? AND EXISTS ' +
+        '(SELECT 1 FROM messages WHERE gate_id = ? AND wait_due_at IS NOT NULL)',
+    );
     for (const id of gateIds) {
-      this.lowerReady(0);
-      update.run(id);
+      if (update.run(id, id).changes > 0) this.lowerReady(0);
     }
   }
 

@@ -228,10 +228,15 @@ export class SqliteOps {
         // A gated message waits parked (out of the due index) until its gate admits it; a
         // callback of a queued message takes its source's queue slot at once.
         const waitDueAt = gate.mode === 'wait' ? message.dueAt : undefined;
-        const gateId = this.flowGates.enter(message.accountId, gate, message.createdAt, waitDueAt);
+        const entered = this.flowGates.enter(message.accountId, gate, message.createdAt, waitDueAt);
         const params = messageParams(message);
-        if (waitDueAt !== undefined) params[DUE_AT_PARAM] = PARKED_DUE_AT;
-        this.stmt(INSERT_GATED_MESSAGE).run(...params, gateId, gate.kind, waitDueAt ?? null);
+        if (entered.waits) params[DUE_AT_PARAM] = PARKED_DUE_AT;
+        this.stmt(INSERT_GATED_MESSAGE).run(
+          ...params,
+          entered.id,
+          gate.kind,
+          entered.waits ? waitDueAt : null,
+        );
       }
     });
   }
