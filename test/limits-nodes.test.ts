@@ -1,8 +1,9 @@
 /**
  * Two Ferry nodes on one PostgreSQL schema share the account limits: the per-second request
  * count is one counter for both, the daily quota sees the other node's messages once that
- * node's metering has flushed (docs/limits.md, "Across nodes"), and max_global_parallelism holds
- * for two delivering engines together (docs/flow-control.md, "Global parallelism").
+ * node's metering has flushed (docs/limits.md, "Across nodes"), max_queues holds when both
+ * create queues at once, and max_global_parallelism holds for two delivering engines together
+ * (docs/flow-control.md, "Global parallelism").
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Ferry } from '../src/app.js';
@@ -79,14 +80,18 @@ describe.skipIf(!pgUrl)('account limits across two nodes sharing PostgreSQL', ()
   });
 });
 
-describe.skipIf(!pgUrl)('max_global_parallelism across two engines', () => {
+describe.skipIf(!pgUrl)('max_global_parallelism and max_queues across two engines', () => {
   const LIMIT = 4;
   let a: TestFerry;
   let b: Ferry;
   let receiver: Receiver | undefined;
 
   beforeAll(async () => {
-    const args = [...planArgs({ paid: { max_global_parallelism: LIMIT } }), '--concurrency', '20'];
+    const args = [
+      ...planArgs({ paid: { max_global_parallelism: LIMIT, max_queues: 3 } }),
+      '--concurrency',
+      '20',
+    ];
     a = await startFerry({ storage: 'postgres', args });
     b = await startSecondNode(a, systemClock, ['--roles', 'api,worker', ...args]);
   });
@@ -135,5 +140,22 @@ describe.skipIf(!pgUrl)('max_global_parallelism across two engines', () => {
     expect(maxInFlight).toBe(LIMIT);
     expect(Math.min(...counts)).toBeGreaterThanOrEqual(1);
     expect(Math.max(...counts)).toBeLessThanOrEqual(LIMIT);
+  });
+
+  it('creates the account’s last allowed queue once when both nodes create queues at once', async () => {
+    const create = (base: string, queueName: string) =>
+      onNode(base, '/v2/queues', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ queueName }),
+      });
+    expect((await create(a.url, 'q1')).status).toBe(200);
+    expect((await create(b.url, 'q2')).status).toBe(200);
+    const statuses = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => create(i % 2 ? a.url : b.url, `q-new-${i}`)),
+    );
+    expect(statuses.map((r) => r.status).sort()).toEqual([200, 412, 412, 412, 412, 412, 412, 412]);
+    const queues = (await (await onNode(b.url, '/v2/queues')).json()) as unknown[];
+    expect(queues).toHaveLength(3);
   });
 });

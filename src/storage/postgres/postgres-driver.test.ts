@@ -246,6 +246,20 @@ describe.skipIf(!url)('postgres driver on a shared schema', () => {
     }
   });
 
+  it('creates an account’s last allowed queue once when two pools race for it', async () => {
+    const account = makeAccount();
+    const upsert = (driver: Driver, name: string) =>
+      driver.executor.queueUpsert({ accountId: account.id, name, now: T0, maxQueues: 3 });
+    expect(await upsert(a, 'q1')).toBe('created');
+    expect(await upsert(b, 'q2')).toBe('created');
+    const names = Array.from({ length: 8 }, (_, i) => `q-new-${i}`);
+    const results = await Promise.all(names.map((name, i) => upsert(i % 2 ? a : b, name)));
+    expect(results.filter((r) => r === 'created')).toHaveLength(1);
+    expect(results.filter((r) => r === 'limit')).toHaveLength(7);
+    const queues = await b.executor.flowGateList({ accountId: account.id, kind: 'queue' });
+    expect(queues).toHaveLength(3);
+  });
+
   it('delivers a wake-up from one driver to a listener on another', async () => {
     let calls = 0;
     let resolveWoken: () => void = () => {};
