@@ -108,9 +108,10 @@ type LimitedClaimRow = MessageRow & { at_limit: string[] | null };
  *
  * Unlike SQLite (one process, so the engine counts deliveries per account in memory), every node
  * claims here, and each would count only its own. So the claim counts in the database: for each
- * account among the `limit` earliest due messages, its leased, unexpired messages (a short range
- * of the `messages_leased` partial index: what all nodes have in flight), and it takes per account
- * at most the free slots, earliest first (a window over the candidates).
+ * account among the `limit` earliest due messages, its leased, unexpired messages
+ * (`ferry_leased_count`, a short range of the `messages_leased` partial index: what all nodes have
+ * in flight; migration 009), and it takes per account at most the free slots, earliest first (a
+ * window over the candidates).
  *
  * Two claims counting at once would both see the same free slots, so limited claims take a
  * transaction-scoped advisory lock first. It is sent together with the claim (pipelined, one
@@ -123,7 +124,11 @@ type LimitedClaimRow = MessageRow & { at_limit: string[] | null };
  *
  * The candidates are read without a lock and only the picked rows are locked: messages of an
  * account at its limit stay untouched (no row lock written) however often the engine asks.
- * A picked row that changed meanwhile is re-checked by FOR UPDATE (`due_at` again) or skipped.
+ * The picked rows are found again by `ctid` (a direct heap fetch, where a join on `id` would
+ * descend the primary key once more per row). A picked row that changed since the candidates
+ * were read is re-checked by FOR UPDATE (the same `id`, due again) or skipped; one locked in its
+ * newer version is then not visible to the UPDATE and stays unclaimed: never too many.
+ * An account without a plan in `maxInFlightByPlan` (or without an accounts row) has no limit.
  */
 export async function messageClaimDueLimited(
   db: Db,
@@ -136,33 +141,29 @@ export async function messageClaimDueLimited(
     const locked = tx`SELECT pg_advisory_xact_lock(${CLAIM_LOCK_CLASS}, hashtext(current_schema()))`;
     const claimed = tx<LimitedClaimRow[]>`
       WITH c AS (
-        SELECT id, account_id, due_at FROM messages
+        SELECT ctid AS tid, id, account_id, due_at FROM messages
         WHERE due_at <= ${p.now}
         ORDER BY due_at
         LIMIT ${p.limit}
       ), slots AS (
-        SELECT a.account_id, l.max - (
-            SELECT count(*) FROM messages m
-            WHERE m.account_id = a.account_id AND m.lease_token IS NOT NULL AND m.due_at > ${p.now}
-          ) AS free
-        FROM (SELECT DISTINCT account_id FROM c) a
-          JOIN accounts ac ON ac.id = a.account_id
-          JOIN unnest(${limited.map(([plan]) => plan)}::text[],
-                      ${limited.map(([, max]) => max)}::integer[]) AS l(plan, max)
-            ON l.plan = ac.plan
+        SELECT a.account_id,
+          (${limited.map(([, max]) => max)}::integer[])[
+            array_position(${limited.map(([plan]) => plan)}::text[], ac.plan)]
+            - ferry_leased_count(a.account_id, ${p.now}) AS free
+        FROM (SELECT DISTINCT account_id FROM c) a JOIN accounts ac ON ac.id = a.account_id
       ), ranked AS (
-        SELECT c.id, c.account_id, s.free,
+        SELECT c.tid, c.id, c.account_id, s.free,
           row_number() OVER (PARTITION BY c.account_id ORDER BY c.due_at, c.id) AS n
         FROM c LEFT JOIN slots s ON s.account_id = c.account_id
       ), picked AS (
-        SELECT m.id, m.due_at FROM messages m JOIN ranked r ON r.id = m.id
-        WHERE (r.free IS NULL OR r.n <= r.free) AND m.due_at <= ${p.now}
+        SELECT m.ctid AS tid, m.due_at FROM messages m JOIN ranked r ON m.ctid = r.tid
+        WHERE (r.free IS NULL OR r.n <= r.free) AND m.id = r.id AND m.due_at <= ${p.now}
         FOR UPDATE OF m SKIP LOCKED
       ), claimed AS (
         UPDATE messages m
         SET due_at = ${p.leaseUntil}, lease_token = gen_random_uuid()::text
         FROM picked
-        WHERE m.id = picked.id
+        WHERE m.ctid = picked.tid
         RETURNING m.*, picked.due_at AS claimed_due_at
       )
       SELECT w.at_limit, claimed.*
@@ -216,10 +217,10 @@ async function released(db: Db, leases: readonly Lease[], rows: readonly FencedR
   return appliedIds(leases, rows);
 }
 
+/** The count the claim's limit applies to (see migration 009 for why it is a function). */
 export async function messageCountInFlight(db: Db, p: MessageCountInFlightParams): Promise<number> {
   const [row] = await db<{ n: number }[]>`
-    SELECT count(*)::int AS n FROM messages
-    WHERE account_id = ${p.accountId} AND lease_token IS NOT NULL AND due_at > ${p.now}`;
+    SELECT ferry_leased_count(${p.accountId}, ${p.now})::int AS n`;
   return row?.n ?? 0;
 }
 
