@@ -10,9 +10,9 @@
  * lookup). With SQLite one process owns the database and every change goes through it.
  */
 import type { Clock } from '../core/clock.js';
-import type { PlanLimits, PlanTable } from '../core/plans.js';
+import { PLAN_NAMES, type PlanLimits, type PlanTable } from '../core/plans.js';
 import { decodeToken, passwordMatches } from '../core/token.js';
-import type { Account } from '../core/types.js';
+import type { Account, PlanName } from '../core/types.js';
 import type { Executor } from '../storage/driver.js';
 
 /** Tokens whose password hash is remembered (see `authenticate`). */
@@ -63,6 +63,15 @@ export class AccountDirectory {
 
   limits(account: Account): PlanLimits {
     return this.plans[account.plan];
+  }
+
+  /**
+   * One limit of every plan, for storage operations that apply it to many accounts at once and
+   * read each account's plan themselves (the engine's claim and `max_global_parallelism`).
+   */
+  limitByPlan(field: keyof PlanLimits): Record<PlanName, number> {
+    const entries = PLAN_NAMES.map((plan) => [plan, this.plans[plan][field]] as const);
+    return Object.fromEntries(entries) as Record<PlanName, number>;
   }
 
   /** Drops a cached account after this node changed it. */

@@ -66,8 +66,20 @@ interface InFlight {
 export class Engine {
   private readonly inFlight = new Map<string, InFlight>();
   private readonly retryDelays = new Map<string, (retried: number) => number>();
-  /** Deliveries in flight per account on this engine (`max_global_parallelism`). */
+  /**
+   * Deliveries in flight per account on this engine (`max_global_parallelism`): the limit itself
+   * on SQLite, a safety net on PostgreSQL, where the claim already keeps every account within it
+   * across all nodes (see claimAdmitted).
+   */
   private readonly accountSlots = new AccountSlots();
+  /** Each plan's `max_global_parallelism`, for the claim. */
+  private readonly maxInFlightByPlan: Record<string, number>;
+  /**
+   * Accounts whose due messages the last claim left for lack of a free slot: when one of their
+   * deliveries here ends, its slot is free and the engine claims again (nothing else would wake
+   * it: those messages are already due).
+   */
+  private atLimit = new Set<string>();
   private readonly outcomes: OutcomeWriter;
   private readonly workflows: WorkflowDelivery;
   private running = false;
@@ -84,6 +96,7 @@ export class Engine {
   constructor(private readonly options: EngineOptions) {
     this.claimBatch = options.claimBatch ?? 200;
     this.maxIdleMs = options.maxIdleMs ?? 5_000;
+    this.maxInFlightByPlan = options.accounts.limitByPlan('max_global_parallelism');
     this.workflows = new WorkflowDelivery({
       executor: options.executor,
       prefix: options.prefix,
@@ -222,11 +235,23 @@ export class Engine {
     // Admission first: waiting messages of flow-control keys and queues that may start now
     // become due, and this claim takes them with everything else that is due. With no gate
     // ready this is one read of an empty index range.
-    const { claimed, gatesLeft } = await this.options.executor.transaction(async (tx) => {
+    // The claim leaves the messages of accounts at max_global_parallelism due (on PostgreSQL,
+    // counting every node's deliveries; its lock ends with this transaction, right after).
+    const { claimed, atLimit, gatesLeft } = await this.options.executor.transaction(async (tx) => {
       const admission = await tx.flowGateAdmit({ now, limit: ADMIT_GATES });
-      const claimed = await tx.messageClaimDue({ now, limit, leaseUntil });
-      return { claimed, gatesLeft: admission.gates === ADMIT_GATES };
+      const claim = await tx.messageClaimDueLimited({
+        now,
+        limit,
+        leaseUntil,
+        maxInFlightByPlan: this.maxInFlightByPlan,
+      });
+      return {
+        claimed: claim.messages,
+        atLimit: claim.atLimit,
+        gatesLeft: admission.gates === ADMIT_GATES,
+      };
     }, NOT_DURABLE);
+    this.atLimit = new Set(atLimit);
     if (claimed.length > 0) {
       void this.complete({ kind: 'events', events: claimed.map((m) => eventOf(m, 'ACTIVE', now)) });
     }
@@ -248,8 +273,9 @@ export class Engine {
     const gated = gateOf(message) !== undefined;
     const done = this.attempt(message, flight?.abort)
       .then((completion) => (completion ? this.complete(completion) : undefined))
-      // The attempt released a slot of its flow-control key or queue: admit the next one.
-      .then(() => (gated ? this.wake() : undefined))
+      // The attempt released a slot of its flow-control key or queue, or of its account that
+      // has messages waiting for one (written: the next claim counts it free): claim again.
+      .then(() => (gated || this.atLimit.has(message.accountId) ? this.wake() : undefined))
       .catch((error: unknown) => {
         // The lease expires and the message is delivered again: nothing is lost.
         this.options.logger.error({ err: error, messageId: message.id }, 'delivery failed');
@@ -277,7 +303,10 @@ export class Engine {
     }
     const limits = accounts.limits(account);
     // max_global_parallelism: the account's deliveries in flight on this engine. Over it, the
-    // message waits here (still leased) for one of the account's deliveries to end.
+    // message waits here (still leased) for one of the account's deliveries to end. On SQLite
+    // this is the limit; on PostgreSQL the claim already kept the account within it on all
+    // nodes, so this waits only when the claim saw other limits (the account's plan changed
+    // meanwhile, or nodes run with different plans files).
     if (!(await this.accountSlots.acquire(account.id, limits.max_global_parallelism, abort))) {
       return { kind: 'release', message };
     }

@@ -167,6 +167,22 @@ export interface MessageClaimDueParams {
   /** The claimed rows' new `dueAt`: if the claimer dies, they are due again at this time. */
   leaseUntil: number;
 }
+export interface MessageClaimDueLimitedParams extends MessageClaimDueParams {
+  /**
+   * Each plan's `max_global_parallelism`: after the claim, an account of that plan has at most
+   * this many messages leased and unexpired (its deliveries in flight, on every node). A plan
+   * that is absent or 0 has no limit.
+   */
+  maxInFlightByPlan: Readonly<Record<string, number>>;
+}
+export interface MessageClaimDueLimitedResult {
+  messages: ClaimedMessage[];
+  /**
+   * Accounts whose due messages were left unclaimed because the account had no free slot: the
+   * caller claims again when one of their deliveries ends.
+   */
+  atLimit: string[];
+}
 export interface MessageLeaseExtendManyParams {
   leases: Lease[];
   leaseUntil: number;
@@ -529,6 +545,21 @@ export interface Executor {
    * same row.
    */
   messageClaimDue(params: MessageClaimDueParams): Promise<ClaimedMessage[]>;
+  /**
+   * The engine's claim: `messageClaimDue` under `max_global_parallelism`. Of the `limit` earliest
+   * due messages, an account's beyond its free slots stay due, unclaimed, and the account is named
+   * in `atLimit`. A lease counts until it ends or expires, so a dead node's share comes back when
+   * its leases expire.
+   *
+   * PostgreSQL: exact across nodes. Limited claims run one at a time (a transaction-scoped
+   * advisory lock, held until the caller's transaction ends; outside one the driver opens its
+   * own) and count the leases committed before them, so two nodes never both take an account's
+   * last slots. SQLite claims as `messageClaimDue` and names no account: one process owns the
+   * database, and the engine counts each account's deliveries in memory (engine/account-slots.ts).
+   */
+  messageClaimDueLimited(
+    params: MessageClaimDueLimitedParams,
+  ): Promise<MessageClaimDueLimitedResult>;
   /** Earliest `dueAt` of any message (after `after` when given), or undefined when none. */
   messageNextDueAt(params: MessageNextDueAtParams): Promise<number | undefined>;
   /** Pushes the leases' expiry (their `dueAt`) to `leaseUntil`; returns the ids still held. */

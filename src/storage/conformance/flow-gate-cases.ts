@@ -304,4 +304,15 @@ export function flowGateCases(ctx: SuiteContext): void {
     expect(await ex.flowGateDelete({ accountId, kind: 'queue', name: 'q1' })).toBe(false);
     expect(await upsert('q3')).toBe('created');
   });
+
+  it('creates an account’s last allowed queue once when creations race for it', async () => {
+    const upsert = (name: string) => ex.queueUpsert({ accountId, name, now: T0, maxQueues: 3 });
+    expect(await upsert('q1')).toBe('created');
+    expect(await upsert('q2')).toBe('created');
+    // Concurrent calls: on PostgreSQL each runs on its own pool connection.
+    const results = await Promise.all(Array.from({ length: 8 }, (_, i) => upsert(`q-new-${i}`)));
+    expect(results.filter((r) => r === 'created')).toHaveLength(1);
+    expect(results.filter((r) => r === 'limit')).toHaveLength(7);
+    expect(await ex.flowGateList({ accountId, kind: 'queue' })).toHaveLength(3);
+  });
 }

@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe } from 'vitest';
 import type { Driver, Executor } from '../driver.js';
 import { accountCases } from './account-cases.js';
 import { bulkCancelCases } from './bulk-cancel-cases.js';
+import { claimLimitCases } from './claim-limit-cases.js';
 import { dedupCases } from './dedup-cases.js';
 import { dlqCases } from './dlq-cases.js';
 import { eventCases } from './event-cases.js';
@@ -69,6 +70,7 @@ export function runDriverConformance(
     describe('accounts', () => accountCases(ctx));
     describe('messages', () => messageCases(ctx));
     describe('claims and leases', () => leaseCases(ctx));
+    describe('claims under max_global_parallelism', () => claimLimitCases(ctx));
     describe('bulk cancel (messageDeleteMany)', () => bulkCancelCases(ctx));
     describe('transactions', () => transactionCases(ctx));
     describe('events', () => eventCases(ctx));

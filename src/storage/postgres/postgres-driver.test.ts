@@ -21,8 +21,9 @@ import {
 } from '../conformance/fixtures.js';
 import { runDriverConformance } from '../conformance/suite.js';
 import { listMigrationFiles } from '../migrate-files.js';
-import type { Driver } from '../driver.js';
+import type { Driver, Executor, MessageClaimDueLimitedResult } from '../driver.js';
 import { chunkByBytes } from './postgres-batch.js';
+import { CLAIM_LOCK_CLASS } from './postgres-messages.js';
 import { openPostgresDriver } from './postgres-driver.js';
 import { quoteIdentifier } from './postgres-migrate.js';
 import { wakeChannelOf } from './postgres-wake.js';
@@ -166,6 +167,97 @@ describe.skipIf(!url)('postgres driver on a shared schema', () => {
     expect(await b.executor.messageDeleteLeasedMany({ leases: [leaseOf(second)] })).toEqual([
       message.id,
     ]);
+  });
+
+  it('never leases more than an account’s max_global_parallelism to claims on two pools', async () => {
+    await clearMessages(a.executor);
+    const account = makeAccount({ plan: 'free' });
+    await a.executor.accountInsert({ account });
+    const messages = Array.from({ length: 40 }, (_, i) =>
+      makeMessage(account.id, { dueAt: T0 + i }),
+    );
+    await a.executor.messageInsertMany({ messages });
+    const now = T0 + 100;
+    const claim = (driver: Driver) =>
+      driver.executor.messageClaimDueLimited({
+        now,
+        limit: 10,
+        leaseUntil: now + 60_000,
+        maxInFlightByPlan: { free: 4 },
+      });
+    const held: ClaimedMessage[] = [];
+    // Rounds of eight claims at once, four on each pool (one per connection); between rounds
+    // two deliveries end. Each round the account is back at its limit, never above it.
+    for (let round = 0; round < 5; round++) {
+      const results = await Promise.all([a, b, a, b, a, b, a, b].map(claim));
+      held.push(...results.flatMap((r) => r.messages));
+      expect(held).toHaveLength(4);
+      expect(results.every((r) => r.atLimit.includes(account.id))).toBe(true);
+      expect(await b.executor.messageCountInFlight({ accountId: account.id, now })).toBe(4);
+      const ended = held.splice(0, 2);
+      await b.executor.messageDeleteLeasedMany({ leases: ended.map(leaseOf) });
+    }
+  });
+
+  it('a limited claim waits for a concurrent one to commit, then counts its leases', async () => {
+    await clearMessages(a.executor);
+    const account = makeAccount({ plan: 'free' });
+    await a.executor.accountInsert({ account });
+    const later = [T0 + 20, T0 + 30].map((dueAt) => makeMessage(account.id, { dueAt }));
+    // Published meanwhile with a due time in the past (Svc-Not-Before): first in due order.
+    const earlier = [T0 + 1, T0 + 2].map((dueAt) => makeMessage(account.id, { dueAt }));
+    await a.executor.messageInsertMany({ messages: later });
+    const claim = (executor: Executor) =>
+      executor.messageClaimDueLimited({
+        now: T0 + 100,
+        limit: 10,
+        leaseUntil: T0 + 60_000,
+        maxInFlightByPlan: { free: 2 },
+      });
+    const admin = postgres(url ?? '', { max: 1, onnotice: () => {} });
+    let done = false;
+    /** Resolves once a limited claim on this schema waits for the claim lock. */
+    const claimWaiting = async (): Promise<'waiting' | 'done'> => {
+      while (!done) {
+        const rows = await admin`
+          SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
+            AND classid = ${CLAIM_LOCK_CLASS} AND objid = hashtext(${schema})::oid`;
+        if (rows.length > 0) return 'waiting';
+      }
+      return 'done';
+    };
+    try {
+      let second: Promise<MessageClaimDueLimitedResult> | undefined;
+      const first = await a.executor.transaction(async (tx) => {
+        const taken = await claim(tx);
+        await b.executor.messageInsertMany({ messages: earlier });
+        second = claim(b.executor);
+        // Running now, it would count no lease (this one is not committed) and take both
+        // earlier messages: four in flight for a limit of two. It must wait instead.
+        const race = await Promise.race([second.then(() => 'claimed'), claimWaiting()]);
+        expect(race).toBe('waiting');
+        return taken;
+      });
+      expect(first.messages.map((m) => m.id)).toEqual(later.map((m) => m.id));
+      expect(await second).toEqual({ messages: [], atLimit: [account.id] });
+    } finally {
+      done = true;
+      await admin.end({ timeout: 5 });
+    }
+  });
+
+  it('creates an account’s last allowed queue once when two pools race for it', async () => {
+    const account = makeAccount();
+    const upsert = (driver: Driver, name: string) =>
+      driver.executor.queueUpsert({ accountId: account.id, name, now: T0, maxQueues: 3 });
+    expect(await upsert(a, 'q1')).toBe('created');
+    expect(await upsert(b, 'q2')).toBe('created');
+    const names = Array.from({ length: 8 }, (_, i) => `q-new-${i}`);
+    const results = await Promise.all(names.map((name, i) => upsert(i % 2 ? a : b, name)));
+    expect(results.filter((r) => r === 'created')).toHaveLength(1);
+    expect(results.filter((r) => r === 'limit')).toHaveLength(7);
+    const queues = await b.executor.flowGateList({ accountId: account.id, kind: 'queue' });
+    expect(queues).toHaveLength(3);
   });
 
   it('delivers a wake-up from one driver to a listener on another', async () => {

@@ -135,6 +135,7 @@ class PostgresExecutor implements Executor {
   }
   messageGet = this.op(messages.messageGet);
   messageClaimDue = this.op(messages.messageClaimDue);
+  messageClaimDueLimited = this.op(messages.messageClaimDueLimited);
   messageNextDueAt = this.op(messages.messageNextDueAt);
   messageLeaseExtendMany = this.op(messages.messageLeaseExtendMany);
   messageDeleteLeasedMany = this.op(messages.messageDeleteLeasedMany);

@@ -2,6 +2,8 @@
 import type { ClaimedMessage, Message } from '../../core/types.js';
 import type {
   Lease,
+  MessageClaimDueLimitedParams,
+  MessageClaimDueLimitedResult,
   MessageClaimDueParams,
   MessageDeleteLeasedManyParams,
   MessageDeleteManyParams,
@@ -92,6 +94,98 @@ export async function messageClaimDue(db: Db, p: MessageClaimDueParams): Promise
   return rows.map(toClaimedMessage);
 }
 
+/**
+ * First key of the advisory lock that serializes limited claims; the second is a hash of the
+ * schema, so deployments (and test runs) sharing a database do not wait for each other. The
+ * two-key form never collides with the migration lock (one key); schedules use another class.
+ */
+export const CLAIM_LOCK_CLASS = 0x46436c6d; // "FClm"
+
+type LimitedClaimRow = MessageRow & { at_limit: string[] | null };
+
+/**
+ * The engine's claim under max_global_parallelism, exact across nodes.
+ *
+ * Unlike SQLite (one process, so the engine counts deliveries per account in memory), every node
+ * claims here, and each would count only its own. So the claim counts in the database: for each
+ * account among the `limit` earliest due messages, its leased, unexpired messages
+ * (`ferry_leased_count`, a short range of the `messages_leased` partial index: what all nodes have
+ * in flight; migration 009), and it takes per account at most the free slots, earliest first (a
+ * window over the candidates).
+ *
+ * Two claims counting at once would both see the same free slots, so limited claims take a
+ * transaction-scoped advisory lock first. It is sent together with the claim (pipelined, one
+ * round trip); the backend starts the claim, and takes its snapshot (READ COMMITTED, the
+ * default Ferry relies on: one per statement), only once it holds the lock, so the claim sees
+ * every lease committed by the claim before it. The lock is held until the caller's transaction commits; the engine's claim
+ * transaction ends right after this statement. Claims of different nodes therefore run one after
+ * the other, a few milliseconds each, while SKIP LOCKED still keeps them clear of rows locked by
+ * other writers (cancel, outcomes).
+ *
+ * The candidates are read without a lock and only the picked rows are locked: messages of an
+ * account at its limit stay untouched (no row lock written) however often the engine asks.
+ * The picked rows are found again by `ctid` (a direct heap fetch, where a join on `id` would
+ * descend the primary key once more per row). A picked row that changed since the candidates
+ * were read is re-checked by FOR UPDATE (the same `id`, due again) or skipped; one locked in its
+ * newer version is then not visible to the UPDATE and stays unclaimed: never too many.
+ * An account without a plan in `maxInFlightByPlan` (or without an accounts row) has no limit.
+ */
+export async function messageClaimDueLimited(
+  db: Db,
+  p: MessageClaimDueLimitedParams,
+): Promise<MessageClaimDueLimitedResult> {
+  const limited = Object.entries(p.maxInFlightByPlan).filter(([, max]) => max > 0);
+  if (limited.length === 0) return { messages: await messageClaimDue(db, p), atLimit: [] };
+  if (p.limit <= 0) return { messages: [], atLimit: [] };
+  const claim = async (tx: Db): Promise<LimitedClaimRow[]> => {
+    const locked = tx`SELECT pg_advisory_xact_lock(${CLAIM_LOCK_CLASS}, hashtext(current_schema()))`;
+    const claimed = tx<LimitedClaimRow[]>`
+      WITH c AS (
+        SELECT ctid AS tid, id, account_id, due_at FROM messages
+        WHERE due_at <= ${p.now}
+        ORDER BY due_at
+        LIMIT ${p.limit}
+      ), slots AS (
+        SELECT a.account_id,
+          (${limited.map(([, max]) => max)}::integer[])[
+            array_position(${limited.map(([plan]) => plan)}::text[], ac.plan)]
+            - ferry_leased_count(a.account_id, ${p.now}) AS free
+        FROM (SELECT DISTINCT account_id FROM c) a JOIN accounts ac ON ac.id = a.account_id
+      ), ranked AS (
+        SELECT c.tid, c.id, c.account_id, s.free,
+          row_number() OVER (PARTITION BY c.account_id ORDER BY c.due_at, c.id) AS n
+        FROM c LEFT JOIN slots s ON s.account_id = c.account_id
+      ), picked AS (
+        SELECT m.ctid AS tid, m.due_at FROM messages m JOIN ranked r ON m.ctid = r.tid
+        WHERE (r.free IS NULL OR r.n <= r.free) AND m.id = r.id AND m.due_at <= ${p.now}
+        FOR UPDATE OF m SKIP LOCKED
+      ), claimed AS (
+        UPDATE messages m
+        SET due_at = ${p.leaseUntil}, lease_token = gen_random_uuid()::text
+        FROM picked
+        WHERE m.ctid = picked.tid
+        RETURNING m.*, picked.due_at AS claimed_due_at
+      )
+      SELECT w.at_limit, claimed.*
+      FROM (SELECT array_agg(DISTINCT account_id) AS at_limit FROM ranked WHERE n > free) w
+        LEFT JOIN claimed ON true
+      ORDER BY claimed.claimed_due_at, claimed.id`;
+    const [, rows] = await Promise.all([locked, claimed]);
+    return rows;
+  };
+  // Outside a transaction the lock would end with its own statement: open one. Inside one, no
+  // savepoint is needed (the lock is released with the transaction either way).
+  const rows =
+    'savepoint' in db
+      ? await claim(db)
+      : (await db.begin(async (tx) => ({ rows: await claim(tx) }))).rows;
+  // The one summary row carries `at_limit`; with nothing claimed its message columns are NULL.
+  return {
+    messages: rows.filter((row) => row.id !== null).map(toClaimedMessage),
+    atLimit: rows[0]?.at_limit ?? [],
+  };
+}
+
 export async function messageNextDueAt(
   db: Db,
   p: MessageNextDueAtParams,
@@ -123,10 +217,10 @@ async function released(db: Db, leases: readonly Lease[], rows: readonly FencedR
   return appliedIds(leases, rows);
 }
 
+/** The count the claim's limit applies to (see migration 009 for why it is a function). */
 export async function messageCountInFlight(db: Db, p: MessageCountInFlightParams): Promise<number> {
   const [row] = await db<{ n: number }[]>`
-    SELECT count(*)::int AS n FROM messages
-    WHERE account_id = ${p.accountId} AND lease_token IS NOT NULL AND due_at > ${p.now}`;
+    SELECT ferry_leased_count(${p.accountId}, ${p.now})::int AS n`;
   return row?.n ?? 0;
 }
 

@@ -60,6 +60,8 @@ import type {
   EventListParams,
   Executor,
   TransactionOptions,
+  MessageClaimDueLimitedParams,
+  MessageClaimDueLimitedResult,
   MessageClaimDueParams,
   MessageCountInFlightParams,
   FlowGateAdmitParams,
@@ -184,6 +186,13 @@ export class SqliteExecutor implements Executor {
   }
   messageClaimDue(p: MessageClaimDueParams): Promise<ClaimedMessage[]> {
     return this.scope.run(() => this.ops.messageClaimDue(p));
+  }
+  /**
+   * Unlike PostgreSQL, the claim leaves the limit to the engine: one process owns the database,
+   * so the engine's in-memory count per account (engine/account-slots.ts) is already exact.
+   */
+  messageClaimDueLimited(p: MessageClaimDueLimitedParams): Promise<MessageClaimDueLimitedResult> {
+    return this.scope.run(() => ({ messages: this.ops.messageClaimDue(p), atLimit: [] }));
   }
   messageNextDueAt(p: MessageNextDueAtParams): Promise<number | undefined> {
     return this.scope.run(() => this.ops.messageNextDueAt(p), READ_ONLY);

@@ -1,0 +1,127 @@
+/**
+ * The engine's claim under `max_global_parallelism` (`messageClaimDueLimited`). Claiming has no
+ * account scope, so every case starts by clearing the messages table (see `clearMessages`).
+ */
+import { beforeEach, expect, it, type TestContext } from 'vitest';
+import type { Account, Message } from '../../core/types.js';
+import type { Executor } from '../driver.js';
+import { clearMessages, leaseOf, makeAccount, makeMessage, T0 } from './fixtures.js';
+import type { SuiteContext } from './suite.js';
+
+const LEASE_MS = 30_000;
+
+/** Skips a case on SQLite, with the reason the contract gives. */
+function skipOnSqlite(ctx: SuiteContext, t: TestContext): void {
+  t.skip(
+    ctx.driver().name === 'sqlite',
+    'SQLite leaves max_global_parallelism to the engine: one process owns the database, and ' +
+      'engine/account-slots.ts counts each account’s deliveries in memory',
+  );
+}
+
+export function claimLimitCases(ctx: SuiteContext): void {
+  let ex: Executor;
+  let free: Account;
+  let paid: Account;
+  beforeEach(async () => {
+    ex = ctx.executor();
+    await clearMessages(ex);
+    free = makeAccount({ plan: 'free' });
+    paid = makeAccount({ plan: 'paid' });
+    await ex.accountInsert({ account: free });
+    await ex.accountInsert({ account: paid });
+  });
+
+  /** One message of `account` per due time (ms after T0). */
+  async function insertDue(account: Account, ...offsets: number[]): Promise<Message[]> {
+    const messages = offsets.map((offset) => makeMessage(account.id, { dueAt: T0 + offset }));
+    await ex.messageInsertMany({ messages });
+    return messages;
+  }
+
+  const claim = (now: number, limit: number, maxInFlightByPlan: Record<string, number>) =>
+    ex.messageClaimDueLimited({ now, limit, leaseUntil: now + LEASE_MS, maxInFlightByPlan });
+  const ids = (messages: readonly Message[]) => messages.map((m) => m.id);
+
+  it('without a limit for the plan (absent or 0) it claims like messageClaimDue', async () => {
+    const [late, first] = await insertDue(free, 20, 10);
+    const [other] = await insertDue(paid, 15);
+    const { messages, atLimit } = await claim(T0 + 100, 10, { free: 0 });
+    expect(ids(messages)).toEqual([first?.id, other?.id, late?.id]);
+    expect(messages.every((m) => m.dueAt === T0 + 100 + LEASE_MS && m.leaseToken)).toBe(true);
+    expect(atLimit).toEqual([]);
+    expect(await claim(T0 + 100, 10, {})).toEqual({ messages: [], atLimit: [] });
+  });
+
+  it('takes at most an account’s free slots, earliest first, and names it when it is at its limit', async (t) => {
+    skipOnSqlite(ctx, t);
+    const limits = { free: 3 }; // paid: no limit
+    const [a1, a2, a3, a4, a5] = await insertDue(free, 10, 20, 30, 40, 50);
+    const [b1, b2] = await insertDue(paid, 15, 55);
+    const now = T0 + 100;
+
+    expect(await claim(now, 1, limits)).toMatchObject({ messages: [{ id: a1?.id }], atLimit: [] });
+    // a1 holds one of the three slots: two are left.
+    const second = await claim(now, 10, limits);
+    expect(ids(second.messages)).toEqual([b1?.id, a2?.id, a3?.id, b2?.id]);
+    expect(second.atLimit).toEqual([free.id]);
+    expect(await ex.messageCountInFlight({ accountId: free.id, now })).toBe(3);
+    expect(await claim(now, 10, limits)).toEqual({ messages: [], atLimit: [free.id] });
+
+    // A delivery ends (its row is deleted): its slot is free again.
+    const leased = second.messages.find((m) => m.id === a2?.id);
+    if (!leased) throw new Error('a2 was not claimed');
+    expect(await ex.messageDeleteLeasedMany({ leases: [leaseOf(leased)] })).toEqual([a2?.id]);
+    const third = await claim(now, 10, limits);
+    expect(ids(third.messages)).toEqual([a4?.id]);
+    expect(third.atLimit).toEqual([free.id]);
+
+    // A node that dies holds its slots until its leases expire; then they count no more, and
+    // the expired messages are due again with the rest.
+    const expired = now + LEASE_MS;
+    expect(await ex.messageCountInFlight({ accountId: free.id, now: expired })).toBe(0);
+    const afterExpiry = await claim(expired, 10, limits);
+    const ofFree = afterExpiry.messages.filter((m) => m.accountId === free.id);
+    expect(ofFree).toHaveLength(3);
+    expect(ofFree[0]?.id).toBe(a5?.id); // due before the expired leases
+    expect([a1?.id, a3?.id, a4?.id]).toEqual(expect.arrayContaining(ids(ofFree.slice(1))));
+    const ofPaid = afterExpiry.messages.filter((m) => m.accountId === paid.id);
+    expect(ids(ofPaid).sort()).toEqual([b1?.id, b2?.id].sort());
+    expect(afterExpiry.atLimit).toEqual([free.id]);
+  });
+
+  it('counts releases and retries as ended, in a caller’s transaction too', async (t) => {
+    skipOnSqlite(ctx, t);
+    const limits = { free: 2 };
+    await insertDue(free, 10, 20, 30, 40);
+    const now = T0 + 100;
+    const first = await ex.transaction(async (tx) => {
+      const claimed = await tx.messageClaimDueLimited({
+        now,
+        limit: 10,
+        leaseUntil: now + LEASE_MS,
+        maxInFlightByPlan: limits,
+      });
+      // The lock is the transaction's: a second limited claim in it does not wait for itself.
+      const again = await tx.messageClaimDueLimited({
+        now,
+        limit: 10,
+        leaseUntil: now + LEASE_MS,
+        maxInFlightByPlan: limits,
+      });
+      expect(again).toEqual({ messages: [], atLimit: [free.id] });
+      return claimed;
+    });
+    expect(first.messages).toHaveLength(2);
+    const [one, two] = first.messages;
+    if (!one || !two) throw new Error('expected two claims');
+    await ex.messageReleaseMany({ leases: [leaseOf(one)], dueAt: now + 5_000 });
+    await ex.messageRetryManyLeased({
+      retries: [{ ...leaseOf(two), dueAt: now + 5_000, retried: 1 }],
+    });
+    expect(await ex.messageCountInFlight({ accountId: free.id, now })).toBe(0);
+    const next = await claim(now, 10, limits);
+    expect(next.messages).toHaveLength(2);
+    expect(next.atLimit).toEqual([]);
+  });
+}

@@ -1,0 +1,5 @@
+-- max_global_parallelism across nodes (issue 5). Mirrors storage/postgres/migrations/009_leased_messages.sql,
+-- which indexes leased rows so that a claim can count an account's deliveries in flight on
+-- every node. Nothing to do here: SQLite keeps leases in memory (lease-table.ts), one process
+-- owns the database, and the engine counts each account's deliveries in memory
+-- (engine/account-slots.ts). The file keeps the two drivers' migration versions equal.
