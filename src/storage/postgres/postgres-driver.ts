@@ -122,14 +122,18 @@ class PostgresExecutor implements Executor {
     // Gated messages need their gate rows first (created or updated in the same transaction).
     await this.track(
       this.unit(async (tx) => {
-        const gated = await flowGates.enterGates(tx, p.messages);
+        const { gated, gateWrites } = await flowGates.enterGates(tx, p.messages);
         const plain = p.messages.filter((m) => !isGated(m));
-        for (const chunk of chunkByBytes(plain, (m) => m.body.byteLength)) {
-          await messages.insertMessages(tx, chunk);
-        }
-        for (const chunk of chunkByBytes(gated, (g) => g.message.body.byteLength)) {
-          await messages.insertGatedMessages(tx, chunk);
-        }
+        const inserts = async (): Promise<void> => {
+          for (const chunk of chunkByBytes(plain, (m) => m.body.byteLength)) {
+            await messages.insertMessages(tx, chunk);
+          }
+          for (const chunk of chunkByBytes(gated, (g) => g.message.body.byteLength)) {
+            await messages.insertGatedMessages(tx, chunk);
+          }
+        };
+        // The gates' write is already on its way; the inserts follow it on the connection.
+        await Promise.all([gateWrites, inserts()]);
       }),
     );
   }

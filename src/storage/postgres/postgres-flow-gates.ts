@@ -77,7 +77,10 @@ const gateKey = (accountId: string, gate: Pick<GateRef, 'kind' | 'name'>): strin
  * is seen, and the ones after wait for this transaction. Every other waiting message parks and
  * makes its gate ready by its due time.
  */
-export async function enterGates(db: Db, messages: readonly Message[]): Promise<GatedMessage[]> {
+export async function enterGates(
+  db: Db,
+  messages: readonly Message[],
+): Promise<{ gated: GatedMessage[]; gateWrites: Promise<void> }> {
   interface Entry {
     message: Message;
     key: string;
@@ -107,7 +110,7 @@ export async function enterGates(db: Db, messages: readonly Message[]): Promise<
     gates.set(key, { accountId: message.accountId, ref, readyAt, now: message.createdAt });
     entries.push({ message, key, ref, waitDueAt, atOnce });
   }
-  if (entries.length === 0) return [];
+  if (entries.length === 0) return { gated: [], gateWrites: Promise.resolve() };
   const sorted = [...gates.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   const col = <T>(pick: (g: (typeof sorted)[number][1]) => T): T[] =>
     sorted.map(([, g]) => pick(g));
@@ -136,43 +139,62 @@ export async function enterGates(db: Db, messages: readonly Message[]): Promise<
   // Sequence values for the batch, handed out in input order (sorted: a set has no row order).
   const numbered = db<{ s: string }[]>`
     SELECT nextval('messages_seq')::text AS s FROM generate_series(1, ${entries.length})`;
-  const [rows, seqRows] = await Promise.all([upserted, numbered]);
+  // The counts for messages that may start at once, sent right behind the upsert: a pipelined
+  // statement starts once the one before it has finished, so its snapshot is taken with the
+  // gate rows locked (see startAtOnce).
+  const atOnce = [...new Set(entries.filter((e) => e.atOnce).map((e) => e.key))].map(
+    (key) => gates.get(key) as { accountId: string; ref: GateRef },
+  );
+  const now = Math.max(...entries.map((e) => e.message.createdAt));
+  const counted =
+    atOnce.length === 0
+      ? []
+      : db<GateCounts[]>`
+          SELECT g.id,
+            (SELECT count(*)::int FROM messages WHERE gate_id = g.id AND wait_due_at IS NULL)
+              AS holders,
+            EXISTS (SELECT 1 FROM messages WHERE gate_id = g.id AND wait_due_at IS NOT NULL
+              AND wait_due_at <= ${now}) AS due_waiting
+          FROM flow_gates g JOIN unnest(${atOnce.map((g) => g.accountId)}::text[],
+            ${atOnce.map((g) => g.ref.kind)}::text[], ${atOnce.map((g) => g.ref.name)}::text[])
+            AS u(a, k, n) ON g.account_id = u.a AND g.kind = u.k AND g.name = u.n`;
+  const [rows, seqRows, counts] = await Promise.all([upserted, numbered, counted]);
   const byKey = new Map(rows.map((r) => [`${r.account_id}\n${r.kind}\n${r.name}`, r]));
   const idOf = (key: string): string => String(byKey.get(key)?.id ?? '');
-  if (entries.some((e) => e.atOnce)) await startAtOnce(db, entries, byKey);
+  const gateWrites =
+    counts.length === 0 ? Promise.resolve() : startAtOnce(db, entries, byKey, counts);
   const seqs = seqRows.map((r) => BigInt(r.s)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  return entries.map(({ message, key, ref, waitDueAt }, i) => ({
+  const gated = entries.map(({ message, key, ref, waitDueAt }, i) => ({
     message,
     gateId: idOf(key),
     gateMode: ref.kind,
     waitDueAt,
     seq: String(seqs[i]),
   }));
+  return { gated, gateWrites };
+}
+
+interface GateCounts {
+  id: string;
+  holders: number;
+  due_waiting: boolean;
 }
 
 /**
  * Decides, in publish order, which of the batch's `atOnce` messages start now (clearing their
- * `waitDueAt`), and writes what that changes on their gates: the rate taken, and the ready time
- * of a gate whose message has to wait after all.
+ * `waitDueAt`), from the gates' `counts` read under their row locks, and sends what that changes
+ * on the gates: the rate taken, and the ready time of a gate whose message has to wait after all.
+ * Returns the write, already sent (the caller's inserts follow it on the connection); the caller
+ * awaits it with them.
  */
-async function startAtOnce(
+function startAtOnce(
   db: Db,
   entries: { key: string; waitDueAt?: number; atOnce: boolean; message: Message }[],
   byKey: Map<string, FlowGateRow>,
+  counts: readonly GateCounts[],
 ): Promise<void> {
-  const ids = [
-    ...new Set(entries.filter((e) => e.atOnce).map((e) => String(byKey.get(e.key)?.id))),
-  ];
-  const now = Math.max(...entries.map((e) => e.message.createdAt));
-  const counted = await db<{ id: string; holders: number; due_waiting: boolean }[]>`
-    SELECT g.id,
-      (SELECT count(*)::int FROM messages WHERE gate_id = g.id AND wait_due_at IS NULL)
-        AS holders,
-      EXISTS (SELECT 1 FROM messages WHERE gate_id = g.id AND wait_due_at IS NOT NULL
-        AND wait_due_at <= ${now}) AS due_waiting
-    FROM unnest(${ids}::bigint[]) AS g(id)`;
   const state = new Map(
-    counted.map((c) => [String(c.id), { holders: c.holders, blocked: c.due_waiting }]),
+    counts.map((c) => [String(c.id), { holders: c.holders, blocked: c.due_waiting }]),
   );
   const changes = new Map<string, { readyAt?: number; rateCount?: number; rateStart?: number }>();
   for (const entry of entries) {
@@ -202,8 +224,8 @@ async function startAtOnce(
     changes.set(id, change);
   }
   const updates = [...changes.entries()].sort(([a], [b]) => Number(BigInt(a) - BigInt(b)));
-  if (updates.length === 0) return;
-  await db`
+  if (updates.length === 0) return Promise.resolve();
+  const written = db`
     UPDATE flow_gates f SET
       ready_at = CASE WHEN u.ready_at IS NULL THEN f.ready_at
         ELSE LEAST(COALESCE(f.ready_at, u.ready_at), u.ready_at) END,
@@ -214,21 +236,45 @@ async function startAtOnce(
            ${updates.map(([, c]) => c.rateCount ?? null)}::integer[],
            ${updates.map(([, c]) => c.rateStart ?? null)}::bigint[])
       AS u(id, ready_at, rate_count, rate_start)
-    WHERE f.id = u.id`;
+    WHERE f.id = u.id`
+    .execute()
+    .then(() => undefined);
+  // Sent now; a failure reaches the caller through the returned promise (and aborts the
+  // transaction), so this handler only keeps it from counting as unhandled meanwhile.
+  written.catch(() => undefined);
+  return written;
 }
 
 /** Parked due time of a gated message: waiting rows stay out of the claim's range. */
 export const gatedDueAt = (g: GatedMessage): number =>
   g.waitDueAt === undefined ? g.message.dueAt : PARKED_DUE_AT;
 
-/** Makes the gates ready (a holder ended). Locks them in a fixed order (see the file header). */
+/**
+ * A holder of each gate ended: a gate with waiting messages becomes ready (admission looks at it
+ * again); one without has nothing to admit, and its next message is admitted as it is published
+ * or parks and makes the gate ready itself.
+ *
+ * The gates are locked first (in the fixed order, see the file header), and the waiting messages
+ * are looked for by a second statement, whose snapshot is taken once the locks are held: every
+ * publish that parked a message in the gate and every admission that left one waiting (perhaps
+ * counting this transaction's uncommitted release as a holder) committed before, so the message
+ * is seen; later ones wait for this transaction and see the release. The two statements are sent
+ * together: one round trip.
+ */
 export async function touchGates(db: Db, gateIds: readonly string[]): Promise<void> {
   if (gateIds.length === 0) return;
-  await db`
-    UPDATE flow_gates g SET ready_at = 0
-    FROM (SELECT id FROM flow_gates WHERE id = ANY(${[...new Set(gateIds)]}::bigint[])
-          ORDER BY account_id, kind, name FOR UPDATE) l
-    WHERE g.id = l.id`;
+  const ids = [...new Set(gateIds)];
+  const touch = async (tx: Db): Promise<void> => {
+    await Promise.all([
+      tx`SELECT id FROM flow_gates WHERE id = ANY(${ids}::bigint[])
+         ORDER BY account_id, kind, name FOR UPDATE`,
+      tx`UPDATE flow_gates g SET ready_at = 0
+         WHERE g.id = ANY(${ids}::bigint[]) AND EXISTS (
+           SELECT 1 FROM messages m WHERE m.gate_id = g.id AND m.wait_due_at IS NOT NULL)`,
+    ]);
+  };
+  // Both statements must share a transaction: the lock is what makes the check exact.
+  await ('savepoint' in db ? touch(db) : db.begin(touch));
 }
 
 /**
