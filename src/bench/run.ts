@@ -83,6 +83,30 @@ interface Running {
   stop(): Promise<void>;
 }
 
+/** The machine's CPU time so far, in ticks: all of it, and what the hypervisor stole. */
+function cpuTicks(): { total: number; steal: number } {
+  try {
+    // The first line of /proc/stat: "cpu user nice system idle iowait irq softirq steal …".
+    const fields = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '').trim().split(/\s+/);
+    const ticks = fields.slice(1, 9).map(Number);
+    return { total: ticks.reduce((a, b) => a + b, 0), steal: ticks[7] ?? NaN };
+  } catch {
+    return { total: NaN, steal: NaN };
+  }
+}
+
+/**
+ * The share of the machine's CPU time its hypervisor gave to other guests meanwhile: on this
+ * shared VM it reaches a third under load, and a case run then is not comparable.
+ */
+function stealShare(
+  before: ReturnType<typeof cpuTicks>,
+  after: ReturnType<typeof cpuTicks>,
+): string {
+  const share = (after.steal - before.steal) / (after.total - before.total);
+  return Number.isFinite(share) ? `${(share * 100).toFixed(0)} %` : 'unknown';
+}
+
 /** A process's CPU seconds from /proc (Linux); NaN where there is none. */
 function processCpuSeconds(pid: number | undefined): number {
   try {
@@ -625,13 +649,17 @@ async function main(): Promise<void> {
   const rows: Row[] = [];
   const scale = quick ? 0.2 : 1;
   if (wanted('reference')) {
+    const before = cpuTicks();
     const row = await benchReference(Math.round(40_000 * scale));
+    row.detail += `; steal ${stealShare(before, cpuTicks())}`;
     console.error(`reference: ${row.result}`);
     rows.push(row);
   }
   for (const storage of storages.filter((s) => !only || s === only)) {
     const run = async (row: Promise<Row>): Promise<void> => {
+      const before = cpuTicks();
       const r = await row;
+      r.detail += `; steal ${stealShare(before, cpuTicks())}`;
       console.error(`${r.storage} | ${r.case}: ${r.result} (${r.detail})`);
       rows.push(r);
     };
@@ -703,7 +731,9 @@ async function main(): Promise<void> {
       'schedules (due at one coming minute, 20 connections) before a minute boundary and measures, at the ' +
       'receiver, the delay from that tick to each delivery. The reference row is a bare loop ' +
       'POSTing the same bodies to the same receiver over 50 connections, without Ferry: this ' +
-      "shared machine's speed drifts by a third from hour to hour, so compare runs by it.",
+      "shared machine's speed drifts by a third from hour to hour, so compare runs by it. " +
+      "'steal' is the share of the machine's CPU time its hypervisor gave to other guests " +
+      'during the case (/proc/stat); above a few per cent the figures are not comparable.',
   );
 }
 
