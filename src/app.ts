@@ -109,7 +109,17 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
     engine.wake();
     driver.notifyWake().catch((error: unknown) => logger.warn({ err: error }, 'NOTIFY failed'));
   };
-  const publisher = new Publisher({ executor, clock, logger, onCommitted: wake, usage: meter });
+  const publisher = new Publisher({
+    executor,
+    clock,
+    logger,
+    onCommitted: wake,
+    usage: meter,
+    // On PostgreSQL a keyed publish batch holds its gates' row locks through its commit, so
+    // concurrent keyed batches would queue on each other: one at a time, they batch instead.
+    // SQLite has one writer and overlaps commits with fsyncs (see group-commit.ts).
+    gatedMaxInFlight: driver.name === 'postgres' ? 1 : undefined,
+  });
   const scheduler = new Scheduler({
     executor,
     clock,

@@ -12,6 +12,7 @@ import type { WorkflowRun, WorkflowStep } from '../core/workflow.js';
 import type { Executor } from '../storage/driver.js';
 import { GroupCommit } from './group-commit.js';
 import { eventOf } from './records.js';
+import { gateOf } from '../core/flow-control.js';
 
 /** One message to publish, with its deduplication key when it has one. */
 export interface PublishItem {
@@ -43,10 +44,19 @@ export interface PublisherOptions {
   maxBatch?: number;
   /** Counts the messages created (`messages`), once their commit succeeded. */
   usage?: UsageRecorder;
+  /**
+   * Batches of publishes into flow-control keys or queues committing at once (default: as many
+   * as other batches). Such a batch holds its gates' row locks until its commit, fsync included
+   * (PostgreSQL), so concurrent batches sharing a key would run one after the other anyway,
+   * queued on those locks; with 1 they form one larger batch instead.
+   */
+  gatedMaxInFlight?: number;
 }
 
 export class Publisher {
   private readonly group: GroupCommit<PublishItem[], PublishResult[]>;
+  /** Publishes with a flow-control key or a queue (see `gatedMaxInFlight`). */
+  private readonly gated: GroupCommit<PublishItem[], PublishResult[]>;
   private readonly dedupWindowMs: number;
 
   constructor(private readonly options: PublisherOptions) {
@@ -59,16 +69,26 @@ export class Publisher {
       maxInFlight: 16,
       weight: (items) => items.length,
     });
+    this.gated =
+      options.gatedMaxInFlight === undefined
+        ? this.group
+        : new GroupCommit({
+            commit: (batch) => this.commit(batch),
+            maxBatch: options.maxBatch ?? 2_000,
+            maxInFlight: options.gatedMaxInFlight,
+            weight: (items) => items.length,
+          });
   }
 
   /** Stores the items durably; resolves with one result per item, in order. */
   publish(items: PublishItem[]): Promise<PublishResult[]> {
-    return this.group.add(items);
+    const lane = items.some((item) => gateOf(item.message) !== undefined) ? this.gated : this.group;
+    return lane.add(items);
   }
 
   /** Resolves when everything published so far is committed (used by shutdown). */
-  drain(): Promise<void> {
-    return this.group.drain();
+  async drain(): Promise<void> {
+    await Promise.all([this.group.drain(), this.gated.drain()]);
   }
 
   private async commit(batch: PublishItem[][]): Promise<PublishResult[][]> {
