@@ -82,13 +82,14 @@ export class Publisher {
 
   /** Stores the items durably; resolves with one result per item, in order. */
   publish(items: PublishItem[]): Promise<PublishResult[]> {
-    const lane = items.some((item) => gateOf(item.message) !== undefined) ? this.gated : this.group;
-    return lane.add(items);
+    const gated =
+      this.gated !== this.group && items.some((item) => gateOf(item.message) !== undefined);
+    return (gated ? this.gated : this.group).add(items);
   }
 
   /** Resolves when everything published so far is committed (used by shutdown). */
   async drain(): Promise<void> {
-    await Promise.all([this.group.drain(), this.gated.drain()]);
+    await Promise.all([this.group.drain(), this.gated === this.group || this.gated.drain()]);
   }
 
   private async commit(batch: PublishItem[][]): Promise<PublishResult[][]> {

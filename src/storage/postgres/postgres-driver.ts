@@ -31,7 +31,7 @@ import * as rateCounters from './postgres-rate-counters.js';
 import * as schedules from './postgres-schedules.js';
 import * as workflows from './postgres-workflows.js';
 import { migratePostgres, quoteIdentifier } from './postgres-migrate.js';
-import type { Db } from './postgres-rows.js';
+import { type Db, transactional } from './postgres-rows.js';
 import * as urlGroups from './postgres-url-groups.js';
 import { wakeChannelOf } from './postgres-wake.js';
 
@@ -121,7 +121,8 @@ class PostgresExecutor implements Executor {
     }
     // Gated messages need their gate rows first (created or updated in the same transaction).
     await this.track(
-      this.unit(async (tx) => {
+      // Inside a caller's transaction (the publisher's), as part of it: see transactional().
+      transactional(this.db, async (tx) => {
         const { gated, gateWrites } = await flowGates.enterGates(tx, p.messages);
         const plain = p.messages.filter((m) => !isGated(m));
         const inserts = async (): Promise<void> => {
@@ -214,15 +215,6 @@ class PostgresExecutor implements Executor {
   workflowWaiterInsert = this.op(workflows.workflowWaiterInsert);
   workflowWaiterList = this.op(workflows.workflowWaiterList);
   workflowWaiterDelete = this.op(workflows.workflowWaiterDelete);
-
-  /**
-   * Runs `fn` as one unit: in a transaction of its own on the pool; inside a transaction, as part
-   * of it. Unlike `begin`, no savepoint: on PostgreSQL an error aborts the whole transaction
-   * anyway, the callers let it propagate, and SAVEPOINT and RELEASE are two round trips.
-   */
-  private unit<T>(fn: (tx: Db) => Promise<T>): Promise<T> {
-    return 'savepoint' in this.db ? fn(this.db) : this.begin(fn);
-  }
 
   /** An operation of a per-table module, run on this executor's connection. */
   private op<P, R>(operation: (db: Db, params: P) => Promise<R>): (params: P) => Promise<R> {

@@ -33,7 +33,7 @@ import {
   gateLimits,
   likeContains,
 } from '../sql/flow-gate-rows.js';
-import type { Db } from './postgres-rows.js';
+import { atomically, type Db, transactional } from './postgres-rows.js';
 
 /** Most messages one gate admits per round; a larger backlog continues in the next round. */
 const MAX_ADMIT_PER_GATE = 500;
@@ -46,20 +46,6 @@ export interface GatedMessage {
   waitDueAt: number | undefined;
   /** Publish order within the gate, from the `messages_seq` sequence. */
   seq: string;
-}
-
-/** Runs `fn` atomically: in a savepoint inside a transaction, else in a transaction of its own. */
-export function atomically<T>(db: Db, fn: (tx: Db) => Promise<T>): Promise<T> {
-  return ('savepoint' in db ? db.savepoint(fn) : db.begin(fn)) as Promise<T>;
-}
-
-/**
- * Runs `fn` in the caller's transaction, or in one of its own outside a transaction. Unlike
- * {@link atomically} it takes no savepoint: on PostgreSQL an error aborts the whole transaction
- * anyway, and SAVEPOINT and RELEASE are two round trips, paid by every claim round.
- */
-function transactional<T>(db: Db, fn: (tx: Db) => Promise<T>): Promise<T> {
-  return ('savepoint' in db ? fn(db) : db.begin(fn)) as Promise<T>;
 }
 
 const gateKey = (accountId: string, gate: Pick<GateRef, 'kind' | 'name'>): string =>
@@ -274,7 +260,7 @@ export async function touchGates(db: Db, gateIds: readonly string[]): Promise<vo
     ]);
   };
   // Both statements must share a transaction: the lock is what makes the check exact.
-  await ('savepoint' in db ? touch(db) : db.begin(touch));
+  await transactional(db, touch);
 }
 
 /**

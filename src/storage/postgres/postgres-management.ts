@@ -30,7 +30,7 @@ import {
   type UserRow,
 } from '../sql/management-rows.js';
 import { accountFromRow, type AccountRow } from '../sql/rows.js';
-import type { Db } from './postgres-rows.js';
+import { atomically, type Db } from './postgres-rows.js';
 
 /** The present fields of a partial update, as a column → value object for `db(object)`. */
 function presentFields(
@@ -79,7 +79,7 @@ export async function accountDelete(db: Db, p: AccountDeleteParams): Promise<boo
     await tx`DELETE FROM rate_counters WHERE subject_id = ${p.id}`;
     return (await tx`DELETE FROM accounts WHERE id = ${p.id}`).count > 0;
   };
-  return 'savepoint' in db ? db.savepoint(run) : db.begin(run);
+  return atomically(db, run);
 }
 
 export async function userInsert(db: Db, { user: u }: UserInsertParams): Promise<void> {
@@ -175,7 +175,7 @@ export async function searchIndexDelete(db: Db, p: SearchIndexDeleteParams): Pro
     await tx`DELETE FROM rate_counters WHERE subject_id = ${p.id}`;
     return true;
   };
-  return 'savepoint' in db ? db.savepoint(run) : db.begin(run);
+  return atomically(db, run);
 }
 
 export async function searchIndexUpdate(db: Db, p: SearchIndexUpdateParams): Promise<boolean> {

@@ -16,7 +16,7 @@ import type {
 import { buildFilter, joinLabels, urlParts } from '../sql/filter.js';
 import { unnestInsert } from './postgres-batch.js';
 import { newBinder } from './postgres-bind.js';
-import { type Db, toClaimedMessage } from './postgres-rows.js';
+import { type Db, toClaimedMessage, transactional } from './postgres-rows.js';
 import { type MessageRow, messageFromRow } from '../sql/rows.js';
 import { PARKED_DUE_AT } from '../../core/flow-control.js';
 import { type GatedMessage, gatedDueAt, touchGates } from './postgres-flow-gates.js';
@@ -175,10 +175,7 @@ export async function messageClaimDueLimited(
   };
   // Outside a transaction the lock would end with its own statement: open one. Inside one, no
   // savepoint is needed (the lock is released with the transaction either way).
-  const rows =
-    'savepoint' in db
-      ? await claim(db)
-      : (await db.begin(async (tx) => ({ rows: await claim(tx) }))).rows;
+  const rows = await transactional(db, claim);
   // The one summary row carries `at_limit`; with nothing claimed its message columns are NULL.
   return {
     messages: rows.filter((row) => row.id !== null).map(toClaimedMessage),
