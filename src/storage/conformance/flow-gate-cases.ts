@@ -159,6 +159,13 @@ export function flowGateCases(ctx: SuiteContext): void {
       waitListSize: 0,
       parallelismCount: 1,
     });
+    // An enqueue changes nothing of the queue's settings, so not its updatedAt.
+    await ex.messageInsertMany({ messages: [q({ createdAt: T0 + 200, dueAt: T0 + 200 })] });
+    expect(await ex.flowGateGet({ accountId, kind: 'queue', name: 'fifo' })).toMatchObject({
+      createdAt: T0,
+      updatedAt: T0,
+      waitListSize: 1,
+    });
   });
 
   it('one admission round serves many gates, each by its own limits and holders', async () => {

@@ -16,6 +16,16 @@ export interface Column<T> {
 }
 
 /**
+ * A column the database computes for each row, such as `nextval(…)`. A volatile expression in
+ * the select list is evaluated after the ORDER BY's sort (PostgreSQL 9.6 and later), so it is
+ * evaluated row by row in input order.
+ */
+export interface ComputedColumn {
+  name: string;
+  sql: string;
+}
+
+/**
  * Rows of one statement stay under this many body bytes: bytea travels hex-encoded (twice its
  * size) and a protocol message may not exceed 1 GiB, so a group commit of many large bodies is
  * split into several statements (the caller runs them in one transaction).
@@ -41,15 +51,21 @@ export function chunkByBytes<T>(items: readonly T[], bytes: (item: T) => number)
   return chunks;
 }
 
-/** Builds the insert for `table`; `WITH ORDINALITY … ORDER BY` keeps identity ids in input order. */
+/**
+ * Builds the insert for `table`; `WITH ORDINALITY … ORDER BY` keeps identity ids (and `computed`
+ * columns) in input order.
+ */
 export function unnestInsert<T>(
   table: string,
   columns: readonly Column<T>[],
+  computed: readonly ComputedColumn[] = [],
 ): (db: Db, items: readonly T[]) => Promise<void> {
   const names = columns.map((c) => c.name).join(', ');
   const arrays = columns.map((c, i) => `$${i + 1}::${c.type}[]`).join(', ');
+  const into = [names, ...computed.map((c) => c.name)].join(', ');
+  const select = [names, ...computed.map((c) => c.sql)].join(', ');
   const text =
-    `INSERT INTO ${table} (${names}) SELECT ${names} ` +
+    `INSERT INTO ${table} (${into}) SELECT ${select} ` +
     `FROM unnest(${arrays}) WITH ORDINALITY AS r(${names}, ord) ORDER BY ord`;
 
   return async (db, items) => {

@@ -246,6 +246,60 @@ describe.skipIf(!url)('postgres driver on a shared schema', () => {
     }
   });
 
+  it('a keyed publish that changes nothing on its gate still waits for a concurrent one', async () => {
+    await clearMessages(a.executor);
+    const account = makeAccount();
+    await a.executor.accountInsert({ account });
+    const keyed = () =>
+      makeMessage(account.id, {
+        spec: { method: 'POST', headers: {}, flowControl: { key: 'k', parallelism: 1 } },
+      });
+    // Creates the gate; cancelling the message frees its one slot.
+    const [first, second, third] = [keyed(), keyed(), keyed()];
+    if (!first || !second || !third) throw new Error('unreachable');
+    await a.executor.messageInsertMany({ messages: [first] });
+    await a.executor.messageDeleteMany({ accountId: account.id, filter: {} });
+    const admin = postgres(url ?? '', { max: 1, onnotice: () => {} });
+    try {
+      let racing: Promise<void> | undefined;
+      await a.executor.transaction(async (tx) => {
+        // Same limits, slot free: the upsert writes nothing, and the message starts at once.
+        await tx.messageInsertMany({ messages: [second] });
+        // This transaction's backend: the one holding a lock on this schema's gates.
+        const [holder] = await admin<{ pid: number }[]>`
+          SELECT pid FROM pg_stat_activity
+          WHERE state = 'idle in transaction' AND query LIKE '%INSERT INTO messages%'
+            AND pid IN (SELECT pid FROM pg_locks WHERE relation = ${`${schema}.flow_gates`}::regclass)`;
+        expect(holder).toBeDefined();
+        racing = b.executor.messageInsertMany({ messages: [third] });
+        // Running now, it would count no holder (this one is not committed) and start too: two
+        // in flight for a parallelism of 1. It must wait for this transaction's row lock.
+        let published = false;
+        const blocked = async (): Promise<'waiting' | 'published'> => {
+          while (!published) {
+            const rows = await admin`
+              SELECT 1 FROM pg_stat_activity WHERE ${holder?.pid ?? 0}::int = ANY(pg_blocking_pids(pid))`;
+            if (rows.length > 0) return 'waiting';
+          }
+          return 'published';
+        };
+        const race = await Promise.race([
+          racing.then(() => {
+            published = true;
+            return 'published' as const;
+          }),
+          blocked(),
+        ]);
+        expect(race).toBe('waiting');
+      });
+      await racing;
+      const gate = await b.executor.flowGateGet({ accountId: account.id, kind: 'key', name: 'k' });
+      expect(gate).toMatchObject({ parallelismCount: 1, waitListSize: 1 });
+    } finally {
+      await admin.end({ timeout: 5 });
+    }
+  });
+
   it('creates an account’s last allowed queue once when two pools race for it', async () => {
     const account = makeAccount();
     const upsert = (driver: Driver, name: string) =>

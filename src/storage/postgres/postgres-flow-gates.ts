@@ -44,8 +44,6 @@ export interface GatedMessage {
   gateId: string;
   gateMode: string;
   waitDueAt: number | undefined;
-  /** Publish order within the gate, from the `messages_seq` sequence. */
-  seq: string;
 }
 
 const gateKey = (accountId: string, gate: Pick<GateRef, 'kind' | 'name'>): string =>
@@ -100,9 +98,11 @@ export async function enterGates(
   const sorted = [...gates.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   const col = <T>(pick: (g: (typeof sorted)[number][1]) => T): T[] =>
     sorted.map(([, g]) => pick(g));
-  // The gate upsert and the sequence values are independent: issued together, they are
-  // pipelined on the transaction's connection (one round trip).
-  const upserted = db<FlowGateRow[]>`
+  // The upsert locks every gate row of the batch, in the fixed order. It writes a row only when
+  // something changes (a new row, new limits, an earlier ready time): the WHERE of its DO UPDATE
+  // skips the write but still takes the lock, so a publish that changes nothing costs its gate
+  // a row lock, not a new row version.
+  const upserted = db`
     INSERT INTO flow_gates AS g
       (account_id, kind, name, parallelism, rate, period_sec, ready_at, created_at, updated_at)
     SELECT a, k, n, p, r, ps, ra, c, c FROM unnest(
@@ -120,68 +120,66 @@ export async function enterGates(
       period_sec = CASE WHEN g.kind = 'queue' OR g.pinned_rate THEN g.period_sec
         ELSE excluded.period_sec END,
       ready_at = LEAST(g.ready_at, excluded.ready_at),
-      updated_at = excluded.updated_at
-    RETURNING *`;
-  // Sequence values for the batch, handed out in input order (sorted: a set has no row order).
-  const numbered = db<{ s: string }[]>`
-    SELECT nextval('messages_seq')::text AS s FROM generate_series(1, ${entries.length})`;
-  // The counts for messages that may start at once, sent right behind the upsert: a pipelined
-  // statement starts once the one before it has finished, so its snapshot is taken with the
-  // gate rows locked (see startAtOnce).
-  const atOnce = [...new Set(entries.filter((e) => e.atOnce).map((e) => e.key))].map(
-    (key) => gates.get(key) as { accountId: string; ref: GateRef },
-  );
+      updated_at = CASE WHEN g.kind = 'queue' THEN g.updated_at ELSE excluded.updated_at END
+    WHERE (g.kind = 'key' AND (
+        (NOT g.pinned_parallelism AND g.parallelism IS DISTINCT FROM excluded.parallelism)
+        OR (NOT g.pinned_rate AND (g.rate IS DISTINCT FROM excluded.rate
+          OR g.period_sec <> excluded.period_sec))))
+      OR excluded.ready_at < COALESCE(g.ready_at, excluded.ready_at + 1)`.execute();
+  // The rows, read right behind the upsert (pipelined: one round trip). A statement starts once
+  // the one before it has finished, so its snapshot is taken with the gate rows locked: the
+  // holder counts of messages that may start at once see every admission, release and publish of
+  // the gate that committed before, and the ones after wait for this transaction (see
+  // startAtOnce).
+  const atOnceKeys = new Set(entries.filter((e) => e.atOnce).map((e) => e.key));
   const now = Math.max(...entries.map((e) => e.message.createdAt));
-  const counted =
-    atOnce.length === 0
-      ? []
-      : db<GateCounts[]>`
-          SELECT g.id,
-            (SELECT count(*)::int FROM messages WHERE gate_id = g.id AND wait_due_at IS NULL)
-              AS holders,
-            EXISTS (SELECT 1 FROM messages WHERE gate_id = g.id AND wait_due_at IS NOT NULL
-              AND wait_due_at <= ${now}) AS due_waiting
-          FROM flow_gates g JOIN unnest(${atOnce.map((g) => g.accountId)}::text[],
-            ${atOnce.map((g) => g.ref.kind)}::text[], ${atOnce.map((g) => g.ref.name)}::text[])
-            AS u(a, k, n) ON g.account_id = u.a AND g.kind = u.k AND g.name = u.n`;
-  const [rows, seqRows, counts] = await Promise.all([upserted, numbered, counted]);
+  const read = db<CountedGateRow[]>`
+    SELECT g.*,
+      CASE WHEN u.c = 1 THEN (SELECT count(*)::int FROM messages
+        WHERE gate_id = g.id AND wait_due_at IS NULL) END AS holders,
+      CASE WHEN u.c = 1 THEN EXISTS (SELECT 1 FROM messages WHERE gate_id = g.id
+        AND wait_due_at IS NOT NULL AND wait_due_at <= ${now}) END AS due_waiting
+    FROM unnest(${col((g) => g.accountId)}::text[], ${col((g) => g.ref.kind)}::text[],
+      ${col((g) => g.ref.name)}::text[], ${sorted.map(([key]) => (atOnceKeys.has(key) ? 1 : 0))}::integer[])
+      AS u(a, k, n, c)
+    JOIN flow_gates g ON g.account_id = u.a AND g.kind = u.k AND g.name = u.n`;
+  // A failed upsert fails the read too; its error reaches the caller from here.
+  upserted.catch(() => undefined);
+  const [, rows] = await Promise.all([upserted, read]);
   const byKey = new Map(rows.map((r) => [`${r.account_id}\n${r.kind}\n${r.name}`, r]));
   const idOf = (key: string): string => String(byKey.get(key)?.id ?? '');
-  const gateWrites =
-    counts.length === 0 ? Promise.resolve() : startAtOnce(db, entries, byKey, counts);
-  const seqs = seqRows.map((r) => BigInt(r.s)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  const gated = entries.map(({ message, key, ref, waitDueAt }, i) => ({
+  const gateWrites = atOnceKeys.size === 0 ? Promise.resolve() : startAtOnce(db, entries, byKey);
+  // Publish order within a gate (`seq`) is taken by the insert itself (see insertGatedMessages).
+  const gated = entries.map(({ message, key, ref, waitDueAt }) => ({
     message,
     gateId: idOf(key),
     gateMode: ref.kind,
     waitDueAt,
-    seq: String(seqs[i]),
   }));
   return { gated, gateWrites };
 }
 
-interface GateCounts {
-  id: string;
-  holders: number;
-  due_waiting: boolean;
-}
+/** A gate with its counts, read only for a gate with a message that may start at once. */
+type CountedGateRow = FlowGateRow & { holders: number | null; due_waiting: boolean | null };
 
 /**
  * Decides, in publish order, which of the batch's `atOnce` messages start now (clearing their
- * `waitDueAt`), from the gates' `counts` read under their row locks, and sends what that changes
- * on the gates: the rate taken, and the ready time of a gate whose message has to wait after all.
+ * `waitDueAt`), from the gates' counts read under their row locks, and sends what that changes
+ * on the gates, if anything: the rate taken, and the ready time of a gate whose message has to
+ * wait after all.
  * Returns the write, already sent (the caller's inserts follow it on the connection); the caller
  * awaits it with them.
  */
 function startAtOnce(
   db: Db,
   entries: { key: string; waitDueAt?: number; atOnce: boolean; message: Message }[],
-  byKey: Map<string, FlowGateRow>,
-  counts: readonly GateCounts[],
+  byKey: Map<string, CountedGateRow>,
 ): Promise<void> {
-  const state = new Map(
-    counts.map((c) => [String(c.id), { holders: c.holders, blocked: c.due_waiting }]),
-  );
+  const state = new Map<string, { holders: number; blocked: boolean }>();
+  for (const row of byKey.values()) {
+    if (row.holders === null) continue;
+    state.set(String(row.id), { holders: row.holders, blocked: row.due_waiting === true });
+  }
   const changes = new Map<string, { readyAt?: number; rateCount?: number; rateStart?: number }>();
   for (const entry of entries) {
     if (!entry.atOnce) continue;
@@ -207,7 +205,8 @@ function startAtOnce(
       const due = entry.waitDueAt ?? entry.message.dueAt;
       change.readyAt = Math.min(change.readyAt ?? due, due);
     }
-    changes.set(id, change);
+    // Nothing to write for a gate without a rate whose messages all started.
+    if (Object.keys(change).length > 0) changes.set(id, change);
   }
   const updates = [...changes.entries()].sort(([a], [b]) => Number(BigInt(a) - BigInt(b)));
   if (updates.length === 0) return Promise.resolve();

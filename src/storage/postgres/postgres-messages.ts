@@ -47,18 +47,24 @@ const MESSAGE_COLUMNS: Column<Message>[] = [
 
 export const insertMessages = unnestInsert<Message>('messages', MESSAGE_COLUMNS);
 
-/** Gated messages: the gate columns too, and `seq` (publish order within a gate). */
-export const insertGatedMessages = unnestInsert<GatedMessage>('messages', [
-  ...MESSAGE_COLUMNS.map((c) =>
-    c.name === 'due_at'
-      ? { ...c, value: gatedDueAt }
-      : { ...c, value: (g: GatedMessage) => c.value(g.message) },
-  ),
-  { name: 'gate_id', type: 'bigint', value: (g) => g.gateId },
-  { name: 'gate_mode', type: 'text', value: (g) => g.gateMode },
-  { name: 'wait_due_at', type: 'bigint', value: (g) => g.waitDueAt },
-  { name: 'seq', type: 'bigint', value: (g) => g.seq },
-]);
+/**
+ * Gated messages: the gate columns too, and `seq`, the publish order within a gate, drawn from
+ * the sequence row by row in input order.
+ */
+export const insertGatedMessages = unnestInsert<GatedMessage>(
+  'messages',
+  [
+    ...MESSAGE_COLUMNS.map((c) =>
+      c.name === 'due_at'
+        ? { ...c, value: gatedDueAt }
+        : { ...c, value: (g: GatedMessage) => c.value(g.message) },
+    ),
+    { name: 'gate_id', type: 'bigint', value: (g) => g.gateId },
+    { name: 'gate_mode', type: 'text', value: (g) => g.gateMode },
+    { name: 'wait_due_at', type: 'bigint', value: (g) => g.waitDueAt },
+  ],
+  [{ name: 'seq', sql: "nextval('messages_seq')" }],
+);
 
 export async function messageGet(db: Db, p: MessageGetParams): Promise<Message | undefined> {
   const [row] = await db<MessageRow[]>`

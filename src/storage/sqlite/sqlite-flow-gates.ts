@@ -42,7 +42,8 @@ const UPSERT_GATE =
   'ELSE excluded.period_sec END, ' +
   'ready_at = CASE WHEN excluded.ready_at IS NULL THEN ready_at ' +
   'ELSE min(coalesce(ready_at, excluded.ready_at), excluded.ready_at) END, ' +
-  'updated_at = excluded.updated_at RETURNING id';
+  // A queue's updatedAt is when its settings last changed (through its API), not every enqueue.
+  "updated_at = CASE WHEN kind = 'queue' THEN updated_at ELSE excluded.updated_at END RETURNING id";
 
 /**
  * The same upsert for a message that may start at once: back come the columns the admission
