@@ -143,8 +143,6 @@ export async function enterGates(
       ${col((g) => g.ref.name)}::text[], ${sorted.map(([key]) => (atOnceKeys.has(key) ? 1 : 0))}::integer[])
       AS u(a, k, n, c)
     JOIN flow_gates g ON g.account_id = u.a AND g.kind = u.k AND g.name = u.n`;
-  // A failed upsert fails the read too; its error reaches the caller from here.
-  upserted.catch(() => undefined);
   const [, rows] = await Promise.all([upserted, read]);
   const byKey = new Map(rows.map((r) => [`${r.account_id}\n${r.kind}\n${r.name}`, r]));
   const idOf = (key: string): string => String(byKey.get(key)?.id ?? '');
