@@ -584,6 +584,7 @@ async function benchWorkflows(storage: 'sqlite' | 'postgres', runs: number): Pro
     await triggerRuns(ferry, endpoint.url, runs, 20);
     await all;
     const seconds = (performance.now() - start) / 1000;
+    await endpoint.idle();
     const durations = endpoint.durations.slice(sequential).sort((a, b) => a - b);
     return [
       {

@@ -13,6 +13,11 @@ export interface WorkflowEndpoint {
   finished(n: number): Promise<void>;
   /** Per finished run: ms from its trigger (written into its payload) to its last step. */
   durations: number[];
+  /**
+   * Resolves when no request is being served: the SDK completes a run (a request to Ferry) after
+   * its last step has run, so stopping Ferry before would fail that request.
+   */
+  idle(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -36,7 +41,15 @@ export async function startWorkflowEndpoint(ferry: {
   const durations: number[] = [];
   const waiters: { n: number; resolve: () => void }[] = [];
   const served: { handler?: (request: Request) => Promise<Response> } = {};
+  let serving = 0;
+  let idleWaiters: (() => void)[] = [];
   const server = createServer((req, res) => {
+    serving++;
+    res.on('close', () => {
+      if (--serving > 0) return;
+      for (const resolve of idleWaiters) resolve();
+      idleWaiters = [];
+    });
     void (async () => {
       const body = await readBody(req);
       const headers = new Headers();
@@ -88,6 +101,10 @@ export async function startWorkflowEndpoint(ferry: {
     finished(n) {
       if (durations.length >= n) return Promise.resolve();
       return new Promise((resolve) => waiters.push({ n, resolve }));
+    },
+    idle() {
+      if (serving === 0) return Promise.resolve();
+      return new Promise((resolve) => idleWaiters.push(resolve));
     },
     close() {
       server.closeAllConnections();
