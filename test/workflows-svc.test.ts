@@ -186,6 +186,27 @@ describe.each(STORAGES)('workflow protocol with Svc- headers (%s)', (storage) =>
     expect((await t.client.workflows.dlq()).messages).toEqual([]);
   });
 
+  it('a resume without any parameter resumes every run in the DLQ', async () => {
+    fixed = false;
+    expect((await trigger('wfr_svc-all1', 'x', 'all-1')).status).toBe(200);
+    expect((await trigger('wfr_svc-all2', 'y', 'all-2')).status).toBe(200);
+    await drive();
+    const dlq = async () =>
+      ((await (await t.api('/v2/workflows/dlq')).json()) as { messages: unknown[] }).messages;
+    expect((await dlq()).length).toBeGreaterThanOrEqual(2);
+    fixed = true;
+    const res = await t.api('/v2/workflows/dlq/resume', { method: 'POST' });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { workflowRuns: unknown[]; cursor: string };
+    expect(body.cursor).toBe('');
+    expect(await dlq()).toEqual([]);
+    await drive();
+    const logs = (await (
+      await t.api('/v2/workflows/logs?state=RUN_SUCCESS&label=all-1')
+    ).json()) as { runs: { resumedFrom?: { runId: string } }[] };
+    expect(logs.runs.map((r) => r.resumedFrom?.runId)).toEqual(['wfr_svc-all1']);
+  });
+
   it('resume applies its override headers to the remaining steps', async () => {
     fixed = false;
     try {
@@ -304,8 +325,12 @@ describe.each(STORAGES)('workflow protocol with Svc- headers (%s)', (storage) =>
     expect(ended.status).toBe(400);
     const filter = await t.api('/v2/workflows/dlq/resume?labeel=x', { method: 'POST' });
     expect(filter.status).toBe(400);
-    const bare = await t.api('/v2/workflows/dlq/resume', { method: 'POST' });
-    expect(bare.status).toBe(400);
+    // Cancels and DLQ deletes need a filter or a count; a bare resume resumes all (see above).
+    for (const path of ['/v2/workflows/runs', '/v2/workflows/dlq']) {
+      const bare = await t.api(path, { method: 'DELETE' });
+      expect(bare.status).toBe(400);
+      expect(await bare.text()).toContain('give a filter');
+    }
   });
 });
 

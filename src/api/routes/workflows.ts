@@ -40,16 +40,17 @@ async function getDlqRun(ctx: ApiContext, request: Req, dlqId: string): Promise<
 
 /**
  * Every run a bulk action applies to: one page of `count` when given (with the cursor to go on),
- * else all matching runs. Without any filter a bulk action needs `count` (the SDK's `all: true`
- * sends one), so a bare call never touches everything by accident.
+ * else all matching runs. Cancels and DLQ deletes without any filter need `count` (the SDK's
+ * `all: true` sends one), so a bare call never destroys everything by accident; a bare resume or
+ * restart (`bareMeansAll`) resumes every run in the DLQ, as interface.md §6 has it.
  */
 async function bulkRuns(
   ctx: ApiContext,
   accountId: string,
   q: WorkflowQuery,
-  inDlq: boolean,
+  { inDlq, bareMeansAll = false }: { inDlq: boolean; bareMeansAll?: boolean },
 ): Promise<{ runs: WorkflowRun[]; cursor: string }> {
-  if (!q.filtered && q.count === undefined) {
+  if (!q.filtered && q.count === undefined && !bareMeansAll) {
     throw badRequest('give a filter, dlqIds, or count (to act on all runs, a page at a time)');
   }
   const filter = { ...q.filter, inDlq: inDlq || undefined };
@@ -171,7 +172,7 @@ export function workflowRoutes(app: FastifyInstance, ctx: ApiContext): void {
     });
     q.filter.states = ['RUN_STARTED'];
     q.filtered = q.filtered || q.count !== undefined;
-    const { runs } = await bulkRuns(ctx, request.account.id, q, false);
+    const { runs } = await bulkRuns(ctx, request.account.id, q, { inDlq: false });
     let cancelled = 0;
     const now = ctx.clock.now();
     for (const run of runs) if (await endRun(ctx, run, 'RUN_CANCELED', now, {})) cancelled++;
@@ -222,7 +223,7 @@ export function workflowRoutes(app: FastifyInstance, ctx: ApiContext): void {
       maxCount: MAX_LIST_COUNT,
       accepted: ['failureFunctionState'],
     });
-    const { runs, cursor } = await bulkRuns(ctx, request.account.id, q, true);
+    const { runs, cursor } = await bulkRuns(ctx, request.account.id, q, { inDlq: true });
     let deleted = 0;
     for (const run of runs) if (await removeFromDlq(run)) deleted++;
     return { deleted, cursor };
@@ -234,7 +235,10 @@ export function workflowRoutes(app: FastifyInstance, ctx: ApiContext): void {
         maxCount: MAX_LIST_COUNT,
         accepted: ['failureFunctionState'],
       });
-      const { runs, cursor } = await bulkRuns(ctx, request.account.id, q, true);
+      const { runs, cursor } = await bulkRuns(ctx, request.account.id, q, {
+        inDlq: true,
+        bareMeansAll: true,
+      });
       return { workflowRuns: await resumeMany(ctx, request, runs, kind), cursor };
     });
     app.post<{ Params: { dlqId: string } }>(`/v2/workflows/dlq/${kind}/:dlqId`, async (request) => {
