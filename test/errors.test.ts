@@ -57,10 +57,28 @@ describe('authentication', () => {
     expect(res.status).toBe(200);
   });
 
-  it('accepts queue_token and qstash_token in the query', async () => {
+  it('accepts queue_token and qstash_token in the query of every messaging list', async () => {
     const q = encodeURIComponent(t.token);
-    expect((await fetch(`${t.url}/v2/events?queue_token=${q}`)).status).toBe(200);
-    expect((await fetch(`${t.url}/v2/events?qstash_token=${q}`)).status).toBe(200);
+    const lists = [
+      '/v2/events',
+      '/v2/logs',
+      '/v2/dlq',
+      '/v2/queues',
+      '/v2/flowControl',
+      '/v2/globalParallelism',
+      '/v2/keys',
+      '/v2/schedules',
+      '/v2/topics',
+      '/v2/workflows/logs',
+      '/v2/workflows/events',
+      '/v2/workflows/dlq',
+    ];
+    for (const path of lists) {
+      for (const param of ['queue_token', 'qstash_token']) {
+        const res = await fetch(`${t.url}${path}?${param}=${q}`);
+        expect({ path, param, status: res.status }).toEqual({ path, param, status: 200 });
+      }
+    }
   });
 });
 

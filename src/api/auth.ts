@@ -3,6 +3,7 @@
  * parameter (`qstash_token` accepted as an alias) for webhook senders that cannot set headers.
  */
 import type { FastifyRequest } from 'fastify';
+import { TOKEN_PARAMS } from '../core/destination.js';
 import { unauthorized } from '../core/errors.js';
 import type { ApiContext } from './context.js';
 
@@ -14,7 +15,11 @@ export function tokenOf(request: FastifyRequest): string | undefined {
   const query = request.url.indexOf('?');
   if (query === -1) return undefined;
   const params = new URLSearchParams(request.url.slice(query + 1));
-  return params.get('queue_token') ?? params.get('qstash_token') ?? undefined;
+  for (const name of TOKEN_PARAMS) {
+    const token = params.get(name);
+    if (token) return token;
+  }
+  return undefined;
 }
 
 export function authHook(ctx: ApiContext) {

@@ -6,6 +6,7 @@
 import { badRequest } from '../core/errors.js';
 import { EVENT_STATES, type EventState } from '../core/types.js';
 import type { RecordFilter } from '../storage/driver.js';
+import { TOKEN_PARAMS } from '../core/destination.js';
 
 type ListKey = Exclude<keyof RecordFilter, 'fromDate' | 'toDate' | 'states' | 'responseStatuses'>;
 
@@ -44,7 +45,6 @@ export interface QuerySpec {
   extra?: readonly string[];
 }
 
-const IGNORED = new Set(['queue_token', 'qstash_token']);
 
 function values(params: URLSearchParams, name: string): string[] {
   return params
@@ -68,7 +68,7 @@ export function parseQuery(params: URLSearchParams, spec: QuerySpec): ParsedQuer
   if (spec.cursor) allowed.add('cursor');
   for (const name of new Set(params.keys())) {
     const bare = name.endsWith('[]') ? name.slice(0, -2) : name;
-    if (!allowed.has(bare) && !IGNORED.has(name)) {
+    if (!allowed.has(bare) && !TOKEN_PARAMS.has(name)) {
       throw badRequest(`unknown query parameter "${name}" (accepted: ${[...allowed].join(', ')})`);
     }
   }

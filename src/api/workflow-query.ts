@@ -11,6 +11,7 @@ import {
   type WorkflowRunState,
 } from '../core/workflow.js';
 import type { WorkflowRunFilter } from '../storage/driver.js';
+import { TOKEN_PARAMS } from '../core/destination.js';
 
 export interface WorkflowQuery {
   filter: WorkflowRunFilter;
@@ -31,7 +32,6 @@ const LIST: Record<string, keyof WorkflowRunFilter> = {
   dlqIds: 'dlqIds',
 };
 
-const IGNORED = new Set(['queue_token', 'qstash_token']);
 
 function values(params: URLSearchParams, name: string): string[] {
   return [...params.getAll(name), ...params.getAll(`${name}[]`)]
@@ -76,7 +76,7 @@ export function parseWorkflowQuery(
   ]);
   for (const name of new Set(params.keys())) {
     const bare = name.endsWith('[]') ? name.slice(0, -2) : name;
-    if (!allowed.has(bare) && !IGNORED.has(name)) {
+    if (!allowed.has(bare) && !TOKEN_PARAMS.has(name)) {
       throw badRequest(`unknown query parameter "${name}" (accepted: ${[...allowed].join(', ')})`);
     }
   }

@@ -10,8 +10,11 @@ export const MAX_URL_LENGTH = 8 * 1024;
 /** URL-group and endpoint names, as API.md allows for ids: letters, digits, `-`, `_`, `.`. */
 export const NAME_PATTERN = /^[A-Za-z0-9_.-]+$/;
 
-/** Query parameters that carry the token when a client cannot set `Authorization`. */
-const TOKEN_PARAMS: ReadonlySet<string> = new Set(['queue_token', 'qstash_token']);
+/**
+ * Query parameters that carry the token when a client cannot set `Authorization` (`queue_token`,
+ * and `qstash_token` as an alias): every messaging route accepts them besides its own.
+ */
+export const TOKEN_PARAMS: ReadonlySet<string> = new Set(['queue_token', 'qstash_token']);
 
 /**
  * Splits `POST /v2/publish/{destination}` into the destination and Ferry's own query

@@ -11,6 +11,7 @@ import { quoteValue } from '../../core/headers.js';
 import type { FlowGateUpdateParams } from '../../storage/driver.js';
 import type { ApiContext } from '../context.js';
 import { searchParams } from './messages.js';
+import { TOKEN_PARAMS } from '../../core/destination.js';
 
 type KeyRequest = { Params: { key: string } };
 
@@ -18,7 +19,7 @@ type KeyRequest = { Params: { key: string } };
 export function queryOf(url: string, allowed: readonly string[]): URLSearchParams {
   const query = searchParams(url);
   for (const name of query.keys()) {
-    if (!allowed.includes(name)) {
+    if (!allowed.includes(name) && !TOKEN_PARAMS.has(name)) {
       throw badRequest(
         `unknown query parameter ${quoteValue(name)} (allowed: ${allowed.join(', ') || 'none'})`,
       );
