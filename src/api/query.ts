@@ -45,7 +45,6 @@ export interface QuerySpec {
   extra?: readonly string[];
 }
 
-
 function values(params: URLSearchParams, name: string): string[] {
   return params
     .getAll(name)

@@ -32,7 +32,6 @@ const LIST: Record<string, keyof WorkflowRunFilter> = {
   dlqIds: 'dlqIds',
 };
 
-
 function values(params: URLSearchParams, name: string): string[] {
   return [...params.getAll(name), ...params.getAll(`${name}[]`)]
     .flatMap((v) => v.split(','))
