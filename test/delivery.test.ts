@@ -248,6 +248,10 @@ describe.each(STORAGES)('on %s', (storage) => {
       const first = await publish(`${dest.url}/x`, { body: 'a', headers });
       const second = await publish(`${dest.url}/x`, { body: 'b', headers });
       expect(first.status).toBe(200);
+      expect(first.json).toEqual({
+        messageId: expect.stringMatching(/^msg_/),
+        deduplicated: false,
+      });
       expect(second.status).toBe(202);
       expect(second.json).toEqual({ messageId: first.json.messageId, deduplicated: true });
       clock.advance(10 * 60_000 + 1);

@@ -109,7 +109,7 @@ describe('official @upstash/qstash Client in Upstash mode', () => {
       { urlGroup: 'sdk-group', body: { b: 2 } },
     ]);
     expect(batch).toHaveLength(2);
-    expect(batch[0]).toEqual({ messageId: expect.stringMatching(/^msg_/) });
+    expect(batch[0]).toEqual({ messageId: expect.stringMatching(/^msg_/), deduplicated: false });
     expect(batch[1]).toHaveLength(2);
 
     const before = dest.requests.length;

@@ -351,10 +351,10 @@ describe.each(STORAGES)('on %s', (storage) => {
       expect(res.status).toBe(200);
       const out = res.json as unknown[];
       expect(out).toHaveLength(7);
-      expect(out[0]).toEqual({ messageId: expect.stringMatching(/^msg_/) });
+      expect(out[0]).toEqual({ messageId: expect.stringMatching(/^msg_/), deduplicated: false });
       expect(out[1]).toEqual([
-        { messageId: expect.stringMatching(/^msg_/), url: d2.url },
-        { messageId: expect.stringMatching(/^msg_/), url: d3.url },
+        { messageId: expect.stringMatching(/^msg_/), url: d2.url, deduplicated: false },
+        { messageId: expect.stringMatching(/^msg_/), url: d3.url, deduplicated: false },
       ]);
       expect(out[2]).toEqual({
         error: expect.stringMatching(/^entry 2: invalid destination "ftp:\/\/nope"/),
@@ -364,7 +364,7 @@ describe.each(STORAGES)('on %s', (storage) => {
       expect(out[5]).toEqual({
         error: expect.stringMatching(/^entry 5: "destination" is required/),
       });
-      expect(out[6]).toEqual({ messageId: expect.stringMatching(/^msg_/) });
+      expect(out[6]).toEqual({ messageId: expect.stringMatching(/^msg_/), deduplicated: false });
 
       await drain();
       expect(d1.requests.map((r) => [r.method, r.path, r.body.toString()])).toEqual(
@@ -415,7 +415,7 @@ describe.each(STORAGES)('on %s', (storage) => {
         { destination: 'sdk', body: 'two' },
         { destination: 'no-such-group' },
       ]);
-      expect(batch[0]).toEqual({ messageId: expect.stringMatching(/^msg_/) });
+      expect(batch[0]).toEqual({ messageId: expect.stringMatching(/^msg_/), deduplicated: false });
       expect(batch[1]).toHaveLength(2);
       expect(batch[2]).toEqual({ error: 'entry 2: URL group "no-such-group" not found' });
 

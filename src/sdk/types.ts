@@ -89,7 +89,7 @@ export interface SigningKeys {
 export interface PublishedMessage {
   messageId: string;
   /** `true` when an earlier message had the same deduplication id; this one was not stored. */
-  deduplicated?: boolean;
+  deduplicated: boolean;
 }
 
 /** One element of the result of a publish to a URL group: one per endpoint. */

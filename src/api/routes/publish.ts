@@ -177,7 +177,10 @@ export async function preparePublish(
   return group ? { topicName: group.name, items } : { items };
 }
 
-/** The answer to a publish: `{messageId}` for a URL, `[{messageId, url}]` for a group. */
+/**
+ * The answer to a publish: `{messageId, deduplicated}` for a URL (`202` for a duplicate, as
+ * QStash answers), `[{messageId, url, deduplicated}]` for a group.
+ */
 export function publishResponse(
   prepared: PreparedPublish,
   results: PublishResult[],
@@ -186,15 +189,14 @@ export function publishResponse(
     const body = results.map((r, i) => ({
       messageId: r.messageId,
       url: prepared.items[i]?.message.url,
-      ...(r.deduplicated ? { deduplicated: true } : {}),
+      deduplicated: r.deduplicated,
     }));
     return { status: 200, body };
   }
   const [result] = results;
   if (!result) throw new Error('publisher returned no result');
-  return result.deduplicated
-    ? { status: 202, body: { messageId: result.messageId, deduplicated: true } }
-    : { status: 200, body: { messageId: result.messageId } };
+  const body = { messageId: result.messageId, deduplicated: result.deduplicated };
+  return { status: result.deduplicated ? 202 : 200, body };
 }
 
 /**
