@@ -367,37 +367,45 @@ export async function flowGateAdmit(
   });
 }
 
+/** A gate row with the sizes of its wait list and of its holders. */
+type GateWithCounts = FlowGateRow & { waiting: number; holding: number };
+
+/** The `waiting` and `holding` columns of gate `g`: two index range counts. */
+const countColumns = (db: Db) => db`
+  (SELECT count(*)::int FROM messages WHERE gate_id = g.id AND wait_due_at IS NOT NULL)
+    AS waiting,
+  (SELECT count(*)::int FROM messages WHERE gate_id = g.id AND wait_due_at IS NULL) AS holding`;
+
+const gateFromCounted = (row: GateWithCounts): FlowGate =>
+  flowGateFromRow(row, { waitListSize: row.waiting, parallelismCount: row.holding });
+
 async function withCounts(db: Db, row: FlowGateRow): Promise<FlowGate> {
-  const [counts] = await db<{ waiting: number; holding: number }[]>`
-    SELECT
-      (SELECT count(*)::int FROM messages WHERE gate_id = ${row.id} AND wait_due_at IS NOT NULL)
-        AS waiting,
-      (SELECT count(*)::int FROM messages WHERE gate_id = ${row.id} AND wait_due_at IS NULL)
-        AS holding`;
-  return flowGateFromRow(row, {
-    waitListSize: counts?.waiting ?? 0,
-    parallelismCount: counts?.holding ?? 0,
-  });
+  const [counted] = await db<GateWithCounts[]>`
+    SELECT g.*, ${countColumns(db)} FROM flow_gates g WHERE g.id = ${row.id}`;
+  return gateFromCounted(counted ?? { ...row, waiting: 0, holding: 0 });
 }
 
 export async function flowGateGet(db: Db, p: FlowGateKeyParams): Promise<FlowGate | undefined> {
-  const [row] = await db<FlowGateRow[]>`
-    SELECT * FROM flow_gates
+  const [row] = await db<GateWithCounts[]>`
+    SELECT g.*, ${countColumns(db)} FROM flow_gates g
     WHERE account_id = ${p.accountId} AND kind = ${p.kind} AND name = ${p.name}`;
-  return row && withCounts(db, row);
+  return row && gateFromCounted(row);
 }
 
+/** One statement however many gates match (the counts are subqueries per row). */
 export async function flowGateList(db: Db, p: FlowGateListParams): Promise<FlowGate[]> {
   const rows =
     p.search === undefined || p.search === ''
-      ? await db<FlowGateRow[]>`
-          SELECT * FROM flow_gates WHERE account_id = ${p.accountId} AND kind = ${p.kind}
+      ? await db<GateWithCounts[]>`
+          SELECT g.*, ${countColumns(db)} FROM flow_gates g
+          WHERE account_id = ${p.accountId} AND kind = ${p.kind}
           ORDER BY name`
-      : await db<FlowGateRow[]>`
-          SELECT * FROM flow_gates WHERE account_id = ${p.accountId} AND kind = ${p.kind}
+      : await db<GateWithCounts[]>`
+          SELECT g.*, ${countColumns(db)} FROM flow_gates g
+          WHERE account_id = ${p.accountId} AND kind = ${p.kind}
             AND name LIKE ${likeContains(p.search)} ESCAPE '\\'
           ORDER BY name`;
-  return Promise.all(rows.map((row) => withCounts(db, row)));
+  return rows.map(gateFromCounted);
 }
 
 export async function flowGateUpdate(
