@@ -379,12 +379,6 @@ const countColumns = (db: Db) => db`
 const gateFromCounted = (row: GateWithCounts): FlowGate =>
   flowGateFromRow(row, { waitListSize: row.waiting, parallelismCount: row.holding });
 
-async function withCounts(db: Db, row: FlowGateRow): Promise<FlowGate> {
-  const [counted] = await db<GateWithCounts[]>`
-    SELECT g.*, ${countColumns(db)} FROM flow_gates g WHERE g.id = ${row.id}`;
-  return gateFromCounted(counted ?? { ...row, waiting: 0, holding: 0 });
-}
-
 export async function flowGateGet(db: Db, p: FlowGateKeyParams): Promise<FlowGate | undefined> {
   const [row] = await db<GateWithCounts[]>`
     SELECT g.*, ${countColumns(db)} FROM flow_gates g
@@ -419,7 +413,7 @@ export async function flowGateUpdate(
     if (!row) return undefined;
     const keep = <T>(value: T | undefined, current: T): T =>
       value === undefined ? current : value;
-    const [updated] = await tx<FlowGateRow[]>`
+    await tx`
       UPDATE flow_gates SET
         paused = ${keep(p.paused, Boolean(row.paused))},
         parallelism = ${keep(p.parallelism, row.parallelism)},
@@ -431,8 +425,8 @@ export async function flowGateUpdate(
         rate_period_start = ${p.resetRate ? p.now : Number(row.rate_period_start)},
         ready_at = ${p.now},
         updated_at = ${p.now}
-      WHERE id = ${row.id} RETURNING *`;
-    return updated && withCounts(tx, updated);
+      WHERE id = ${row.id}`;
+    return flowGateGet(tx, p);
   });
 }
 
