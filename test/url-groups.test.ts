@@ -336,35 +336,23 @@ describe.each(STORAGES)('on %s', (storage) => {
   });
 
   describe('batch', () => {
-    it('one result per entry in order: nested for a group, {error} for a failed entry; the rest go through', async () => {
+    it('one result per entry in order, nested for a group', async () => {
       const [d1, d2, d3] = dests as [Receiver, Receiver, Receiver];
       await addEndpoints('pair', [{ url: d2.url }, { url: d3.url, name: 'three' }]);
       const res = await call('POST', '/v2/batch', [
         { destination: `${d1.url}/one?k=v`, body: 'first', headers: { 'Svc-Method': 'PUT' } },
         { destination: 'pair', body: 'to the group', headers: { 'content-type': 'text/plain' } },
-        { destination: 'ftp://nope', body: 'x' },
-        { destination: `${d1.url}/two`, headers: { 'Svc-Retries': '99' } },
-        { destination: 'missing-group' },
-        { body: 'no destination' },
         { destination: `${d1.url}/three`, headers: { 'svc-forward-x-a': ['1', '2'] } },
       ]);
       expect(res.status).toBe(200);
       const out = res.json as unknown[];
-      expect(out).toHaveLength(7);
+      expect(out).toHaveLength(3);
       expect(out[0]).toEqual({ messageId: expect.stringMatching(/^msg_/), deduplicated: false });
       expect(out[1]).toEqual([
         { messageId: expect.stringMatching(/^msg_/), url: d2.url, deduplicated: false },
         { messageId: expect.stringMatching(/^msg_/), url: d3.url, deduplicated: false },
       ]);
-      expect(out[2]).toEqual({
-        error: expect.stringMatching(/^entry 2: invalid destination "ftp:\/\/nope"/),
-      });
-      expect(out[3]).toEqual({ error: expect.stringMatching(/^entry 3: .*max_retries/) });
-      expect(out[4]).toEqual({ error: 'entry 4: URL group "missing-group" not found' });
-      expect(out[5]).toEqual({
-        error: expect.stringMatching(/^entry 5: "destination" is required/),
-      });
-      expect(out[6]).toEqual({ messageId: expect.stringMatching(/^msg_/), deduplicated: false });
+      expect(out[2]).toEqual({ messageId: expect.stringMatching(/^msg_/), deduplicated: false });
 
       await drain();
       expect(d1.requests.map((r) => [r.method, r.path, r.body.toString()])).toEqual(
@@ -378,6 +366,35 @@ describe.each(STORAGES)('on %s', (storage) => {
       expect(d2.requests[0]?.body.toString()).toBe('to the group');
       expect(d2.requests[0]?.headers['content-type']).toBe('text/plain');
     });
+
+    it.each([
+      [
+        { destination: 'ftp://nope', body: 'x' },
+        400,
+        /^entry 1: invalid destination "ftp:\/\/nope"/,
+      ],
+      [
+        { destination: 'https://example.com/x', headers: { 'Svc-Retries': '99' } },
+        412,
+        /^entry 1: .*max_retries/,
+      ],
+      [{ destination: 'missing-group' }, 404, /^entry 1: URL group "missing-group" not found$/],
+      [{ body: 'no destination' }, 400, /^entry 1: "destination" is required/],
+    ])(
+      'an invalid entry (%o) fails the batch with %i, naming it; nothing is stored',
+      async (bad, status, error) => {
+        const [d1] = dests as [Receiver];
+        const res = await call('POST', '/v2/batch', [
+          { destination: `${d1.url}/never`, body: 'valid' },
+          bad,
+          { destination: 'also-missing' },
+        ]);
+        expect(res.status).toBe(status);
+        expect((res.json as Json).error).toMatch(error);
+        const events = await t.client.events.list({ filter: { url: `${d1.url}/never` } });
+        expect(events.events).toEqual([]);
+      },
+    );
 
     it('is a 400 when the body is not a JSON array', async () => {
       for (const body of ['{"destination":"x"}', 'nope', '']) {
@@ -410,14 +427,15 @@ describe.each(STORAGES)('on %s', (storage) => {
       });
       expect(Array.isArray(published) && published.map((p) => p.url)).toEqual([d1.url, d2.url]);
 
+      await expect(
+        client.batch([{ destination: `${d1.url}/b` }, { destination: 'no-such-group' }]),
+      ).rejects.toMatchObject({ status: 404, message: expect.stringMatching(/^entry 1: /) });
       const batch = await client.batch([
         { destination: `${d1.url}/b`, body: 'one', retries: 0 },
         { destination: 'sdk', body: 'two' },
-        { destination: 'no-such-group' },
       ]);
       expect(batch[0]).toEqual({ messageId: expect.stringMatching(/^msg_/), deduplicated: false });
       expect(batch[1]).toHaveLength(2);
-      expect(batch[2]).toEqual({ error: 'entry 2: URL group "no-such-group" not found' });
 
       await drain();
       expect(d1.requests.map((r) => r.body.toString()).sort()).toEqual(['fan', 'one', 'two']);

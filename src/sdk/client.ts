@@ -98,9 +98,10 @@ export class FerryClient {
   }
 
   /**
-   * Publishes many messages in one request; all accepted entries are stored in one transaction.
-   * The result has one element per entry, in order: a publish result (an array for a URL group),
-   * or `{error}` for an entry that was refused while the others went through.
+   * Publishes many messages in one request, all or nothing: every entry is stored in one
+   * transaction, or none is. The result has one publish result per entry, in order (an array for
+   * a URL group). An invalid entry rejects the whole call with a `FerryApiError` naming it
+   * (`entry <i>: …`, status 400, or 404/412/413 as the same publish alone would get).
    */
   async batch(requests: BatchRequest[]): Promise<BatchResult[]> {
     const entries = requests.map((req) => {

@@ -259,12 +259,11 @@ export interface UrlGroup {
   headers?: HeaderMap;
 }
 
-/** One entry of a batch: a publish request, optionally into a queue. */
 /** A batch entry: a publish, or with `queue` an enqueue into that queue. */
 export type BatchRequest = PublishRequest & { queue?: string };
 
-/** One element of a batch result: a publish result, or the error of a failed entry. */
-export type BatchResult = PublishResult | { error: string };
+/** One element of a batch result: the entry's publish result (an array for a URL group). */
+export type BatchResult = PublishResult;
 
 /**
  * A schedule to create: a publish request (without the one-off `notBefore` and deduplication

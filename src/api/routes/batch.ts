@@ -1,14 +1,17 @@
 /**
  * `POST /v2/batch`: many publishes in one request, `[{destination, body?, headers?, queue?}]`.
- * Each entry is validated on its own: an entry that fails answers `{error}` in its place while
- * the others go through. Every accepted entry is stored in one transaction (one publisher call).
+ * All or nothing: every entry is validated first (destination, headers, settings, workflow run
+ * state, body size, the plan limits known up front), and the first invalid entry fails the whole
+ * request, naming it, before anything is stored. QStash gives per-entry results only when every
+ * message is valid, and the workflow SDK reads a 400 from here as "this run has ended". The valid
+ * entries are stored in one transaction (one publisher call); no element of a 200 is an error.
  */
 import type { FastifyInstance } from 'fastify';
-import { badRequest, FerryError } from '../../core/errors.js';
+import { badRequest, FerryError, limitExceeded } from '../../core/errors.js';
+import { quoteValue } from '../../core/headers.js';
 import type { IncomingHeaders } from '../../core/publish-request.js';
 import type { Account } from '../../core/types.js';
 import type { PlanLimits } from '../../core/plans.js';
-import type { PublishItem } from '../../engine/publisher.js';
 import type { ApiContext } from '../context.js';
 import { admitRequest } from '../limits.js';
 import { jsonBody } from '../json-body.js';
@@ -45,20 +48,25 @@ function entryBody(raw: unknown, plan: PlanLimits): Uint8Array {
   return checkBodySize(Buffer.from(text, 'utf8'), plan);
 }
 
+/** A valid entry: its messages, and the queue it joins (created only once all are valid). */
+interface PreparedEntry extends PreparedPublish {
+  queue?: string;
+}
+
 async function prepareEntry(
   ctx: ApiContext,
   account: Account,
   entry: unknown,
   callerIp: string,
-): Promise<PreparedPublish> {
+): Promise<PreparedEntry> {
   if (!isJsonObject(entry))
     throw badRequest('expected an object {destination, body?, headers?, queue?}');
   const { destination: raw } = entry;
   if (typeof raw !== 'string' || raw === '') {
     throw badRequest('"destination" is required: a URL or a URL-group name');
   }
-  const queue = entry.queue === undefined || entry.queue === null ? undefined : entry.queue;
-  if (queue !== undefined) await ensureQueue(ctx, account, checkQueueName(queue));
+  const queue =
+    entry.queue === undefined || entry.queue === null ? undefined : checkQueueName(entry.queue);
   const q = raw.indexOf('?');
   const { destination, query } = parseDestination({
     rawPath: q === -1 ? raw : raw.slice(0, q),
@@ -75,8 +83,66 @@ async function prepareEntry(
     callerIp,
   });
   // The entry joins the queue (`queue` is the batch form of POST /v2/enqueue/{queue}/…).
-  if (typeof queue === 'string') for (const item of prepared.items) item.message.queueName = queue;
+  if (queue !== undefined) for (const item of prepared.items) item.message.queueName = queue;
+  return queue === undefined ? prepared : { ...prepared, queue };
+}
+
+/** The error of entry `index`, named; its status is what the same publish would get alone. */
+function entryError(index: number, error: FerryError): FerryError {
+  return new FerryError(error.status, `entry ${index}: ${error.message}`);
+}
+
+/**
+ * Every entry prepared, or the first invalid one's error. Entries are prepared concurrently (each
+ * may read a URL group or a workflow run), so "first" is by position, not by time.
+ */
+async function prepareEntries(
+  ctx: ApiContext,
+  account: Account,
+  entries: unknown[],
+  callerIp: string,
+): Promise<PreparedEntry[]> {
+  const settled = await Promise.allSettled(
+    entries.map((entry) => prepareEntry(ctx, account, entry, callerIp)),
+  );
+  const prepared: PreparedEntry[] = [];
+  for (const [i, result] of settled.entries()) {
+    if (result.status === 'fulfilled') {
+      prepared.push(result.value);
+      continue;
+    }
+    const error: unknown = result.reason;
+    if (error instanceof FerryError && error.status < 500) throw entryError(i, error);
+    throw error;
+  }
   return prepared;
+}
+
+/**
+ * The queues the batch creates, checked against `max_queues` before anything is stored.
+ * @throws FerryError 412 naming the first entry whose new queue is one too many.
+ */
+async function newQueues(
+  ctx: ApiContext,
+  account: Account,
+  prepared: PreparedEntry[],
+): Promise<string[]> {
+  if (!prepared.some((p) => p.queue !== undefined)) return [];
+  const existing = await ctx.executor.flowGateList({ accountId: account.id, kind: 'queue' });
+  const names = new Set(existing.map((gate) => gate.name));
+  const maxQueues = ctx.accounts.limits(account).max_queues;
+  const created: string[] = [];
+  for (const [i, { queue }] of prepared.entries()) {
+    if (queue === undefined || names.has(queue)) continue;
+    if (names.size >= maxQueues) {
+      throw limitExceeded(
+        `entry ${i}: queue ${quoteValue(queue)} would be more than max_queues (${maxQueues})`,
+      );
+    }
+    names.add(queue);
+    created.push(queue);
+  }
+  return created;
 }
 
 export function batchRoutes(app: FastifyInstance, ctx: ApiContext): void {
@@ -89,21 +155,16 @@ export function batchRoutes(app: FastifyInstance, ctx: ApiContext): void {
       throw badRequest(`batch of ${entries.length} entries: at most ${MAX_BATCH_ENTRIES} allowed`);
     }
     const account = request.account;
-    const prepared = await Promise.all(
-      entries.map((entry) =>
-        prepareEntry(ctx, account, entry, request.ip).catch((error: unknown) => {
-          if (error instanceof FerryError && error.status < 500) return error;
-          throw error;
-        }),
-      ),
-    );
-    const items: PublishItem[] = [];
-    for (const p of prepared) if (!(p instanceof FerryError)) items.push(...p.items);
+    const prepared = await prepareEntries(ctx, account, entries, request.ip);
+    const queues = await newQueues(ctx, account, prepared);
+    const items = prepared.flatMap((p) => p.items);
     await admitRequest(ctx, request, reply, items.length);
+    // Only a valid, admitted batch creates its queues. A queue that another request took the
+    // last `max_queues` place from meanwhile fails the batch (412) before any message is stored.
+    for (const name of queues) await ensureQueue(ctx, account, name);
     const results = items.length > 0 ? await ctx.publisher.publish(items) : [];
     let next = 0;
-    return prepared.map((p, i) => {
-      if (p instanceof FerryError) return { error: `entry ${i}: ${p.message}` };
+    return prepared.map((p) => {
       const mine = results.slice(next, next + p.items.length);
       next += p.items.length;
       return publishResponse(p, mine).body;
