@@ -655,12 +655,30 @@ describe('callback settings', () => {
       /Svc-Callback-Retry-Delay/,
     ],
     [
-      { 'svc-callback': 'https://a.example', 'svc-callback-forward-host': 'x' },
-      /Svc-Callback-Forward-Host/,
+      { 'svc-callback': 'https://a.example', 'svc-callback-forward-bad name': 'x' },
+      /invalid header name "Svc-Callback-Forward-Bad Name"/i,
     ],
   ])('%o is refused: %s', (headers, pattern) => {
     expect(() => parsePublishSettings({ ...base, headers })).toThrow(pattern);
   });
+
+  it.each(['Callback', 'Failure-Callback'])(
+    'drops hop-by-hop headers forwarded to the %s silently (the SDK forwards them all)',
+    (kind) => {
+      const lower = `svc-${kind.toLowerCase()}`;
+      const headers = {
+        [lower]: 'https://a.example/cb',
+        [`${lower}-forward-connection`]: 'keep-alive',
+        [`${lower}-forward-host`]: 'endpoint.example',
+        [`${lower}-forward-content-length`]: '12',
+        [`${lower}-forward-transfer-encoding`]: 'chunked',
+        [`${lower}-forward-x-kept`]: 'yes',
+      };
+      const settings = parsePublishSettings({ ...base, headers });
+      const spec = kind === 'Callback' ? settings.callback : settings.failureCallback;
+      expect(spec?.headers).toEqual({ 'X-Kept': ['yes'] });
+    },
+  );
 
   it('still ignores unknown settings such as SDK telemetry', () => {
     const headers = { 'svc-telemetry-sdk': 'x' };

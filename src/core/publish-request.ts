@@ -356,9 +356,12 @@ function parseCallback(
     if (!lower.startsWith(forwardPrefix)) continue;
     const target = lower.slice(forwardPrefix.length);
     const source = canonicalHeaderName(lower);
-    if (target === '' || !isValidHeaderName(target) || HOP_BY_HOP_HEADERS.has(target)) {
+    if (target === '' || !isValidHeaderName(target)) {
       throw badRequest(`invalid header name ${quoteValue(source)}: cannot be forwarded`);
     }
+    // Dropped, not refused: the callback request sets these itself, and the workflow support of
+    // `@upstash/qstash` forwards every header its endpoint received (`Connection`, `Host`…).
+    if (HOP_BY_HOP_HEADERS.has(target)) continue;
     for (const value of input.settings.get(lower) ?? []) {
       if (!isValidHeaderValue(value)) {
         throw badRequest(
