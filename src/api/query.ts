@@ -103,3 +103,12 @@ function parseState(text: string): EventState[] {
   if ((EVENT_STATES as readonly string[]).includes(upper)) return [upper as EventState];
   throw badRequest(`invalid state "${text}" (known: ${EVENT_STATES.join(', ')}, IN_PROGRESS)`);
 }
+
+/**
+ * The `cursor` field of a list or bulk answer: the next page's cursor, or no field at all on
+ * the last page, as QStash answers and its SDKs' tests expect (they pass the field through).
+ * Only the workflow DLQ resume/restart answer `""` instead (interface.md endpoint 6).
+ */
+export function cursorField(cursor: string | undefined): { cursor?: string } {
+  return cursor ? { cursor } : {};
+}

@@ -41,7 +41,10 @@ export function assertId(name: string, id: string): string {
   return encodeURIComponent(id);
 }
 
-/** Lists answer `cursor: ""` on the last page; the SDK reports that as no cursor. */
+/**
+ * The last page of a list has no `cursor`, but the workflow DLQ resume answers `cursor: ""` when
+ * done (and older servers did so for every list): the SDK reports both as no cursor.
+ */
 export function withCursor<T extends object>(
   cursor: string | undefined,
   rest: T,

@@ -8,7 +8,7 @@ import type { RecordFilter } from '../../storage/driver.js';
 import type { ApiContext } from '../context.js';
 import { admitRequest } from '../limits.js';
 import { dlqJson } from '../presenters.js';
-import { parseQuery, type ParsedQuery } from '../query.js';
+import { cursorField, parseQuery, type ParsedQuery } from '../query.js';
 import { searchParams } from './messages.js';
 import { listWorkflowDlq } from './workflows.js';
 
@@ -101,7 +101,7 @@ export function dlqRoutes(app: FastifyInstance, ctx: ApiContext): void {
     }
     const { filter, cursor, count } = dlqQuery(request.url);
     const result = await page(request.account.id, filter, cursor, count);
-    return { cursor: result.cursor ?? '', messages: result.items.map(dlqJson) };
+    return { ...cursorField(result.cursor), messages: result.items.map(dlqJson) };
   });
 
   app.get<{ Params: { dlqId: string } }>('/v2/dlq/:dlqId', async (request) => {
@@ -129,7 +129,7 @@ export function dlqRoutes(app: FastifyInstance, ctx: ApiContext): void {
       accountId: request.account.id,
       dlqIds: result.items.map((e) => e.dlqId),
     });
-    return { deleted, cursor: result.cursor ?? '' };
+    return { deleted, ...cursorField(result.cursor) };
   });
 
   app.post<{ Params: { dlqId: string } }>('/v2/dlq/retry/:dlqId', async (request, reply) => {
@@ -165,7 +165,7 @@ export function dlqRoutes(app: FastifyInstance, ctx: ApiContext): void {
     if (messages.length > 0) ctx.onMessagesStored();
     ctx.usage.add(request.account.id, 'messages', messages.length);
     return reply.code(201).send({
-      cursor: result.cursor ?? '',
+      ...cursorField(result.cursor),
       responses: messages.map((m) => ({ messageId: m.id })),
     });
   });

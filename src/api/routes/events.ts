@@ -1,8 +1,11 @@
-/** The events log: `GET /v2/events` → `{cursor, events}` and `GET /v2/logs` → `{cursor, logs}`. */
+/**
+ * The events log: `GET /v2/events` → `{cursor?, events}` and `GET /v2/logs` → `{cursor?, logs}`
+ * (no `cursor` on the last page).
+ */
 import type { FastifyInstance } from 'fastify';
 import type { ApiContext } from '../context.js';
 import { eventJson } from '../presenters.js';
-import { parseQuery } from '../query.js';
+import { cursorField, parseQuery } from '../query.js';
 import { searchParams } from './messages.js';
 
 const EVENT_FILTERS = [
@@ -34,7 +37,7 @@ export function eventRoutes(app: FastifyInstance, ctx: ApiContext): void {
         cursor,
         count: count ?? 100,
       });
-      return { cursor: page.cursor ?? '', [key]: page.items.map(eventJson) };
+      return { ...cursorField(page.cursor), [key]: page.items.map(eventJson) };
     };
   app.get('/v2/events', list('events'));
   app.get('/v2/logs', list('logs'));

@@ -12,6 +12,7 @@ import { failureCall } from '../../engine/workflow-outcomes.js';
 import { eventOf } from '../../engine/records.js';
 import type { ApiContext } from '../context.js';
 import { workflowDlqJson, workflowRunJson } from '../workflow-presenters.js';
+import { cursorField } from '../query.js';
 import { parseWorkflowQuery, type WorkflowQuery } from '../workflow-query.js';
 import { searchParams } from './messages.js';
 
@@ -39,8 +40,8 @@ async function getDlqRun(ctx: ApiContext, request: Req, dlqId: string): Promise<
 }
 
 /**
- * Every run a bulk action applies to: one page of `count` when given (with the cursor to go on),
- * else all matching runs. Cancels and DLQ deletes without any filter need `count` (the SDK's
+ * Every run a bulk action applies to: one page of `count` when given (with the cursor to go on,
+ * absent after the last page), else all matching runs. Cancels and DLQ deletes without any filter need `count` (the SDK's
  * `all: true` sends one), so a bare call never destroys everything by accident; a bare resume or
  * restart (`bareMeansAll`) resumes every run in the DLQ, as interface.md §6 has it.
  */
@@ -49,7 +50,7 @@ async function bulkRuns(
   accountId: string,
   q: WorkflowQuery,
   { inDlq, bareMeansAll = false }: { inDlq: boolean; bareMeansAll?: boolean },
-): Promise<{ runs: WorkflowRun[]; cursor: string }> {
+): Promise<{ runs: WorkflowRun[]; cursor?: string }> {
   if (!q.filtered && q.count === undefined && !bareMeansAll) {
     throw badRequest('give a filter, dlqIds, or count (to act on all runs, a page at a time)');
   }
@@ -61,7 +62,7 @@ async function bulkRuns(
       cursor: q.cursor,
       count: q.count,
     });
-    return { runs: page.items, cursor: page.cursor ?? '' };
+    return { runs: page.items, cursor: page.cursor };
   }
   const runs: WorkflowRun[] = [];
   let cursor = q.cursor;
@@ -73,7 +74,7 @@ async function bulkRuns(
       count: DEFAULT_COUNT,
     });
     runs.push(...page.items);
-    if (!page.cursor) return { runs, cursor: '' };
+    if (!page.cursor) return { runs };
     cursor = page.cursor;
   }
 }
@@ -136,6 +137,8 @@ export function workflowRoutes(app: FastifyInstance, ctx: ApiContext): void {
   });
 
   // Completion (`cancel=false`, body = the result) or the SDK's own cancel (`cancel=true`).
+  // Ending a run that has ended already succeeds and changes nothing: the SDK ends a run again
+  // when it was started twice with one id, and expects success (as QStash answers).
   app.delete<{ Params: { runId: string }; Querystring: { cancel?: string } }>(
     '/v2/workflows/runs/:runId',
     async (request) => {
@@ -144,21 +147,15 @@ export function workflowRoutes(app: FastifyInstance, ctx: ApiContext): void {
         throw badRequest(`invalid cancel ${quoteValue(cancel)}: expected true or false`);
       }
       const run = await getRun(ctx, request, request.params.runId);
-      const now = ctx.clock.now();
-      const ended = await endRun(
-        ctx,
-        run,
-        cancel === 'true' ? 'RUN_CANCELED' : 'RUN_SUCCESS',
-        now,
-        {
-          response:
-            request.body instanceof Uint8Array
-              ? Buffer.from(request.body).toString('utf8')
-              : undefined,
-        },
-      );
-      if (!ended)
-        throw badRequest(`workflow run ${quoteValue(run.runId)} has ended (${run.state})`);
+      if (run.state === 'RUN_STARTED') {
+        const response =
+          request.body instanceof Uint8Array
+            ? Buffer.from(request.body).toString('utf8')
+            : undefined;
+        const state = cancel === 'true' ? 'RUN_CANCELED' : 'RUN_SUCCESS';
+        // False when another request ended it meanwhile: its end stands, as for an ended run.
+        await endRun(ctx, run, state, ctx.clock.now(), { response });
+      }
       return {};
     },
   );
@@ -199,7 +196,7 @@ export function workflowRoutes(app: FastifyInstance, ctx: ApiContext): void {
       });
       runs.push(workflowRunJson(run, steps));
     }
-    return { cursor: page.cursor ?? '', runs };
+    return { ...cursorField(page.cursor), runs };
   };
   app.get('/v2/workflows/logs', logs);
   app.get('/v2/workflows/events', logs);
@@ -226,7 +223,7 @@ export function workflowRoutes(app: FastifyInstance, ctx: ApiContext): void {
     const { runs, cursor } = await bulkRuns(ctx, request.account.id, q, { inDlq: true });
     let deleted = 0;
     for (const run of runs) if (await removeFromDlq(run)) deleted++;
-    return { deleted, cursor };
+    return { deleted, ...cursorField(cursor) };
   });
 
   for (const kind of ['resume', 'restart'] as const) {
@@ -239,7 +236,10 @@ export function workflowRoutes(app: FastifyInstance, ctx: ApiContext): void {
         inDlq: true,
         bareMeansAll: true,
       });
-      return { workflowRuns: await resumeMany(ctx, request, runs, kind), cursor };
+      // `""` once every match was processed: interface.md endpoint 6, the one list answer that
+      // keeps an empty cursor.
+      const workflowRuns = await resumeMany(ctx, request, runs, kind);
+      return { workflowRuns, cursor: cursor ?? '' };
     });
     app.post<{ Params: { dlqId: string } }>(`/v2/workflows/dlq/${kind}/:dlqId`, async (request) => {
       const run = await getDlqRun(ctx, request, request.params.dlqId);
@@ -273,7 +273,7 @@ export async function listWorkflowDlq(ctx: ApiContext, request: FastifyRequest) 
     cursor: q.cursor,
     count: q.count ?? DEFAULT_COUNT,
   });
-  return { cursor: page.cursor ?? '', messages: page.items.map(workflowDlqJson) };
+  return { ...cursorField(page.cursor), messages: page.items.map(workflowDlqJson) };
 }
 
 /**
