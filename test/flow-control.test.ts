@@ -241,15 +241,24 @@ describe.each(STORAGES)('on %s', (storage) => {
     expect((await post('/v2/queues', { queueName: 'bad name!' }))?.status).toBe(400);
     expect((await post('/v2/queues', { queueName: 'a', parallelism: 11 }))?.status).toBe(412);
     expect((await post('/v2/queues', { queueName: 'a', parallelism: 0 }))?.status).toBe(400);
-    const batch = await post('/v2/batch', [
+    const entries = [
       { destination: `${receiver.url}/x`, queue: 'a' },
       { destination: `${receiver.url}/y`, queue: 'b' },
-      { destination: `${receiver.url}/z`, queue: 'no way' },
+    ];
+    // A bad queue name fails the whole batch: nothing is stored, queue 'b' is not created.
+    const refused = await post('/v2/batch', [
+      ...entries,
+      { destination: receiver.url, queue: 'no way' },
     ]);
+    expect(refused?.status).toBe(400);
+    expect(((await refused?.json()) as { error: string }).error).toMatch(
+      /^entry 2: invalid queue name/,
+    );
+    expect((await t.api('/v2/queues/b')).status).toBe(404);
+    const batch = await post('/v2/batch', entries);
     const results = (await batch?.json()) as Record<string, unknown>[];
     expect(results[0]).toHaveProperty('messageId');
     expect(results[1]).toHaveProperty('messageId');
-    expect(results[2]).toHaveProperty('error');
     expect(await t.ferry.engine.runOnce()).toBe(1); // 'a' is paused; 'b' delivers
     const listed = (await (await t.api('/v2/queues')).json()) as Record<string, unknown>[];
     expect(listed.map((q) => [q.name, q.parallelism, q.paused, q.lag])).toEqual([
