@@ -18,6 +18,7 @@ import {
 } from '../../core/url-groups.js';
 import type { Executor } from '../../storage/driver.js';
 import type { ApiContext } from '../context.js';
+import { checkCallbacksAllowed, checkDestinationAllowed } from '../destination-guard.js';
 import { jsonBody } from '../json-body.js';
 import { urlGroupJson } from '../presenters.js';
 
@@ -41,6 +42,9 @@ export function topicRoutes(app: FastifyInstance, ctx: ApiContext): void {
 
   app.post<{ Params: { name: string } }>('/v2/topics/:name/endpoints', async (request) => {
     const endpoints = parseEndpointsToAdd(jsonBody(request));
+    endpoints.forEach((e, i) =>
+      checkDestinationAllowed(e.url, ctx.production, `endpoints[${i}].url`),
+    );
     const plan = ctx.accounts.limits(request.account);
     const accountId = request.account.id;
     const group = await change(request, async (tx, current, name) => {
@@ -81,7 +85,7 @@ export function topicRoutes(app: FastifyInstance, ctx: ApiContext): void {
     const headers = parseDefaultHeaders(jsonBody(request));
     // The defaults must make a valid publish on their own, so a bad one fails here, not on
     // every later publish to the group.
-    parsePublishSettings({
+    const settings = parsePublishSettings({
       prefix: ctx.prefix,
       headers: {},
       query: new URLSearchParams(),
@@ -89,6 +93,7 @@ export function topicRoutes(app: FastifyInstance, ctx: ApiContext): void {
       plan: ctx.accounts.limits(request.account),
       now: ctx.clock.now(),
     });
+    checkCallbacksAllowed(settings, ctx.production, ctx.prefix);
     const group = await change(request, async (tx, current, name) => {
       if (!current) throw groupNotFound(name);
       const next: UrlGroup = { ...current, updatedAt: ctx.clock.now() };

@@ -13,6 +13,7 @@ import {
 } from '../../core/workflow-events.js';
 import { notifyWaiters, startWait } from '../../engine/workflow-events.js';
 import type { ApiContext } from '../context.js';
+import { checkDestinationAllowed } from '../destination-guard.js';
 import { admitRequest } from '../limits.js';
 import { bodyOf, preparePublish } from './publish.js';
 
@@ -26,6 +27,9 @@ export function workflowEventRoutes(app: FastifyInstance, ctx: ApiContext): void
     const account = request.account;
     const limits = ctx.accounts.limits(account);
     const wait = parseWaitRequest(bodyOf(request, limits), limits.max_delay * 1000);
+    if (wait.timeoutUrl !== undefined) {
+      checkDestinationAllowed(wait.timeoutUrl, ctx.production, 'timeoutUrl');
+    }
     const prepared = await preparePublish(ctx, {
       account,
       destination: { kind: 'url', url: wait.url },
