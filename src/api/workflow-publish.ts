@@ -93,6 +93,7 @@ export async function prepareWorkflowPublish(p: {
     if (settings.timeoutMs !== undefined) s.timeoutMs = settings.timeoutMs;
     if (settings.flowControl) s.flowControl = settings.flowControl;
     if (settings.failureCallback) s.failureCallback = settings.failureCallback;
+    if (settings.redact) s.redact = settings.redact;
     return {
       message: { runId: wf.runId, url, createdAt: now, callType: 'step' },
       write: { kind: 'start', run },
@@ -112,6 +113,8 @@ export async function prepareWorkflowPublish(p: {
     callType: wf.callType,
   };
   settings.labels ??= run.labels;
+  // Every message of the run, a `context.call` included, keeps the trigger's redaction.
+  settings.redact ??= run.settings.redact;
   if (wf.callType === 'toCallback') {
     // A `context.call`: the third party gets only the call's own settings; the response comes
     // back to the workflow as a callback, retried like any step of the run.

@@ -61,7 +61,7 @@ export function topicRoutes(app: FastifyInstance, ctx: ApiContext): void {
       await tx.urlGroupPut({ group: next });
       return next;
     });
-    return urlGroupJson(group);
+    return urlGroupJson(group, ctx.prefix);
   });
 
   app.delete<{ Params: { name: string } }>('/v2/topics/:name/endpoints', async (request) => {
@@ -78,7 +78,7 @@ export function topicRoutes(app: FastifyInstance, ctx: ApiContext): void {
       await tx.urlGroupPut({ group: next });
       return next;
     });
-    return group ? urlGroupJson(group) : { deleted: true };
+    return group ? urlGroupJson(group, ctx.prefix) : { deleted: true };
   });
 
   app.patch<{ Params: { name: string } }>('/v2/topics/:name', async (request) => {
@@ -102,19 +102,19 @@ export function topicRoutes(app: FastifyInstance, ctx: ApiContext): void {
       await tx.urlGroupPut({ group: next });
       return next;
     });
-    return urlGroupJson(group);
+    return urlGroupJson(group, ctx.prefix);
   });
 
   app.get('/v2/topics', async (request) => {
     const groups = await ctx.executor.urlGroupList({ accountId: request.account.id });
-    return groups.map(urlGroupJson);
+    return groups.map((g) => urlGroupJson(g, ctx.prefix));
   });
 
   app.get<{ Params: { name: string } }>('/v2/topics/:name', async (request) => {
     const name = checkName(request.params.name, 'URL group name');
     const group = await ctx.executor.urlGroupGet({ accountId: request.account.id, name });
     if (!group) throw groupNotFound(name);
-    return urlGroupJson(group);
+    return urlGroupJson(group, ctx.prefix);
   });
 
   app.delete<{ Params: { name: string } }>('/v2/topics/:name', async (request) => {

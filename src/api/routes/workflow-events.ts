@@ -4,6 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { badRequest } from '../../core/errors.js';
+import { redactHeaders } from '../../core/redaction.js';
 import {
   checkEventId,
   parseWaitRequest,
@@ -53,6 +54,7 @@ export function workflowEventRoutes(app: FastifyInstance, ctx: ApiContext): void
     timeout.dueAt = timeout.notBefore;
     timeout.body = waitResultBody(wait.step, { timeout: true });
     wf.waitFor = eventId;
+    const redact = timeout.spec.redact;
     const waiter: WorkflowWaiter = {
       accountId: account.id,
       eventId,
@@ -62,10 +64,14 @@ export function workflowEventRoutes(app: FastifyInstance, ctx: ApiContext): void
       deadline: timeout.notBefore,
       createdAt: now,
       step: wait.step,
-      headers: timeout.spec.headers,
+      // Shown by GET /v2/waiters and the notify answer, never sent: stored already redacted as
+      // the run asks, like the events log.
+      headers: redactHeaders(timeout.spec.headers, redact),
     };
     if (wait.timeoutUrl !== undefined) waiter.timeoutUrl = wait.timeoutUrl;
-    if (wait.timeoutHeaders !== undefined) waiter.timeoutHeaders = wait.timeoutHeaders;
+    if (wait.timeoutHeaders !== undefined) {
+      waiter.timeoutHeaders = redactHeaders(wait.timeoutHeaders, redact);
+    }
     await admitRequest(ctx, request, reply, 1);
     await startWait(ctx.executor, { waiter, timeout });
     ctx.onMessagesStored();
