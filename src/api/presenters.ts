@@ -1,5 +1,5 @@
 /** The JSON shapes of API.md ("Object shapes") built from stored records. */
-import { redactHeaders, redactedText } from '../core/redaction.js';
+import { redactGroupDefaults, redactHeaders, redactedText } from '../core/redaction.js';
 import type { DlqEntry, EventRecord, Message, UrlGroup } from '../core/types.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -94,12 +94,16 @@ export function dlqJson(entry: DlqEntry): Record<string, unknown> {
   };
 }
 
-export function urlGroupJson(group: UrlGroup): Record<string, unknown> {
+/**
+ * A URL group; its default headers redacted as their own `<P>-Redact-Fields` asks
+ * (`redactGroupDefaults`). `prefix` is the header prefix (`Svc`).
+ */
+export function urlGroupJson(group: UrlGroup, prefix: string): Record<string, unknown> {
   return {
     name: group.name,
     createdAt: group.createdAt,
     updatedAt: group.updatedAt,
     endpoints: group.endpoints.map((e) => (e.name === undefined ? { url: e.url } : { ...e })),
-    headers: group.headers,
+    headers: group.headers && redactGroupDefaults(group.headers, prefix),
   };
 }

@@ -1,24 +1,72 @@
 /** The JSON shapes of workflow runs: a run in the logs, a run in the workflow DLQ. */
+import { coversHeader, redactedText, type Redaction } from '../core/redaction.js';
 import type { WorkflowRun, WorkflowStep } from '../core/workflow.js';
 import { parseStepBody } from '../core/workflow.js';
 import { messageJson, textOrBase64 } from './presenters.js';
 
-/** One step of a run's history as the logs show it (the SDK's step object, decoded). */
-function stepJson(step: WorkflowStep): Record<string, unknown> {
-  const parsed = step.seq === 0 ? undefined : parseStepBody(step.body);
-  return {
+/** Fields of the SDK's step object that hold content: what a step was given or returned. */
+const STEP_BODY_FIELDS = ['out', 'callBody', 'callResponseBody', 'invokedWorkflowRunBody'];
+/** Fields of the SDK's step object that are header maps sent somewhere. */
+const STEP_HEADER_FIELDS = ['headers', 'callHeaders', 'invokedWorkflowRunHeaders'];
+
+/** `REDACTED:<sha256>` of a step field's value: of the text itself, else of its JSON. */
+const redactedValue = (value: unknown): string =>
+  redactedText(typeof value === 'string' ? value : JSON.stringify(value));
+
+/** A header map of a step object (values a string or strings) with the covered values hidden. */
+function redactStepHeaders(value: unknown, redaction: Redaction): unknown {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([name, v]): [string, unknown] => {
+      if (!coversHeader(redaction, name)) return [name, v];
+      return [name, Array.isArray(v) ? v.map(redactedValue) : redactedValue(v)];
+    }),
+  );
+}
+
+/** The SDK's step object with its content redacted as the run asks. */
+function redactStep(step: Record<string, unknown>, redaction: Redaction): Record<string, unknown> {
+  const out = { ...step };
+  for (const field of redaction.body ? STEP_BODY_FIELDS : []) {
+    if (out[field] !== undefined) out[field] = redactedValue(out[field]);
+  }
+  for (const field of redaction.headers ? STEP_HEADER_FIELDS : []) {
+    if (out[field] !== undefined) out[field] = redactStepHeaders(out[field], redaction);
+  }
+  return out;
+}
+
+/**
+ * One step of a run's history as the logs show it (the SDK's step object, decoded), its content
+ * redacted as the run's `<P>-Redact-Fields` asks: the trigger's payload and each step's output
+ * and call body with `body`, the header maps of `context.call` with `header`.
+ */
+function stepJson(step: WorkflowStep, redaction: Redaction | undefined): Record<string, unknown> {
+  const head = {
     messageId: step.messageId,
     callType: step.callType,
     createdAt: step.createdAt,
     state: 'STEP_SUCCESS',
-    ...(step.seq === 0
-      ? {
-          stepId: 0,
-          stepName: 'init',
-          stepType: 'Initial',
-          ...textOrBase64(step.body, 'out', 'outBase64'),
-        }
-      : (parsed ?? textOrBase64(step.body, 'body', 'bodyBase64'))),
+  };
+  const hideBody = redaction?.body === true;
+  if (step.seq === 0) {
+    return {
+      ...head,
+      stepId: 0,
+      stepName: 'init',
+      stepType: 'Initial',
+      ...(hideBody
+        ? { out: redactedText(step.body) }
+        : textOrBase64(step.body, 'out', 'outBase64')),
+    };
+  }
+  const parsed = parseStepBody(step.body);
+  if (parsed) return { ...head, ...(redaction ? redactStep(parsed, redaction) : parsed) };
+  return {
+    ...head,
+    ...(hideBody
+      ? { body: redactedText(step.body) }
+      : textOrBase64(step.body, 'body', 'bodyBase64')),
   };
 }
 
@@ -27,10 +75,13 @@ function stepJson(step: WorkflowStep): Record<string, unknown> {
  * are left out, results with the same `concurrent` > 1 that follow each other form a parallel
  * group, every other step is its own sequential group.
  */
-function stepGroups(steps: WorkflowStep[]): Record<string, unknown>[] {
+function stepGroups(
+  steps: WorkflowStep[],
+  redaction: Redaction | undefined,
+): Record<string, unknown>[] {
   const groups: { type: 'sequential' | 'parallel'; steps: Record<string, unknown>[] }[] = [];
   for (const step of steps) {
-    const json = stepJson(step);
+    const json = stepJson(step, redaction);
     if (step.seq > 0 && json.stepId === 0) continue; // a plan entry of a parallel group
     const concurrent = typeof json.concurrent === 'number' ? json.concurrent : 1;
     const last = groups[groups.length - 1];
@@ -41,7 +92,13 @@ function stepGroups(steps: WorkflowStep[]): Record<string, unknown>[] {
   return groups;
 }
 
+/**
+ * A run in the logs. With the run's `<P>-Redact-Fields` its steps are redacted (`stepJson`) and,
+ * with `body`, its result (`workflowRunResponse`). The SDK's own history fetch
+ * (`GET /v2/workflows/runs/{id}`) is not: the run needs the real step results to go on.
+ */
 export function workflowRunJson(run: WorkflowRun, steps: WorkflowStep[]): Record<string, unknown> {
+  const redaction = run.settings.redact;
   return {
     workflowRunId: run.runId,
     workflowUrl: run.url,
@@ -49,8 +106,9 @@ export function workflowRunJson(run: WorkflowRun, steps: WorkflowStep[]): Record
     workflowRunCreatedAt: run.createdAt,
     workflowRunCompletedAt: run.completedAt,
     workflowRunCallerIp: run.callerIp,
-    workflowRunResponse: run.response,
-    steps: stepGroups(steps),
+    workflowRunResponse:
+      redaction?.body && run.response !== undefined ? redactedText(run.response) : run.response,
+    steps: stepGroups(steps, redaction),
     label: run.labels?.[0],
     labels: run.labels,
     flowControlKey: run.settings.flowControl?.key,

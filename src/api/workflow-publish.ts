@@ -4,6 +4,7 @@
  * settings; every later step inherits them, since the SDK sends retries, the failure URL and the
  * user's headers only with the trigger (see docs/workflows.md).
  */
+import { checkHttpUrl } from '../core/destination.js';
 import { badRequest } from '../core/errors.js';
 import { HOP_BY_HOP_HEADERS, quoteValue } from '../core/headers.js';
 import type { PlanLimits } from '../core/plans.js';
@@ -12,6 +13,7 @@ import type { Account } from '../core/types.js';
 import { parseWorkflowHeaders, type MessageWorkflow, type WorkflowRun } from '../core/workflow.js';
 import type { PublishItem } from '../engine/publisher.js';
 import type { Executor } from '../storage/driver.js';
+import { checkDestinationAllowed } from './destination-guard.js';
 
 /**
  * The workflow SDK forwards every header of the request that reached the endpoint
@@ -56,6 +58,8 @@ export async function prepareWorkflowPublish(p: {
   settings: PublishSettings;
   url: string | undefined;
   callerIp: string;
+  /** Production mode: `<P>-Workflow-Url` must be a public address, like any destination. */
+  production: boolean;
   now: number;
 }): Promise<WorkflowPublish | undefined> {
   const wf = parseWorkflowHeaders(p.prefix, p.headers);
@@ -63,6 +67,10 @@ export async function prepareWorkflowPublish(p: {
   const { settings, now } = p;
   if (p.url === undefined) {
     throw badRequest(`${p.prefix}-Workflow-RunId: a workflow message needs a URL destination`);
+  }
+  if (wf.url !== undefined) {
+    checkHttpUrl(wf.url, `${p.prefix}-Workflow-Url`);
+    checkDestinationAllowed(wf.url, p.production, `${p.prefix}-Workflow-Url`);
   }
   if (wf.init) {
     if (!wf.retriesSent) settings.retries = Math.min(WORKFLOW_DEFAULT_RETRIES, p.plan.max_retries);
@@ -85,6 +93,7 @@ export async function prepareWorkflowPublish(p: {
     if (settings.timeoutMs !== undefined) s.timeoutMs = settings.timeoutMs;
     if (settings.flowControl) s.flowControl = settings.flowControl;
     if (settings.failureCallback) s.failureCallback = settings.failureCallback;
+    if (settings.redact) s.redact = settings.redact;
     return {
       message: { runId: wf.runId, url, createdAt: now, callType: 'step' },
       write: { kind: 'start', run },
@@ -104,6 +113,8 @@ export async function prepareWorkflowPublish(p: {
     callType: wf.callType,
   };
   settings.labels ??= run.labels;
+  // Every message of the run, a `context.call` included, keeps the trigger's redaction.
+  settings.redact ??= run.settings.redact;
   if (wf.callType === 'toCallback') {
     // A `context.call`: the third party gets only the call's own settings; the response comes
     // back to the workflow as a callback, retried like any step of the run.

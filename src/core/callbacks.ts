@@ -50,7 +50,7 @@ export function callbackBody(p: {
 /**
  * The message that POSTs (or whatever `spec.method` says) `body` as JSON to the callback URL.
  * Retries default to the source's; a redacted source makes the callback's body redacted too,
- * since it carries the source's headers and body.
+ * since it carries the source's headers and body, and the callback's headers as the source's.
  */
 export function callbackMessage(p: {
   source: Message;
@@ -82,7 +82,12 @@ export function callbackMessage(p: {
     message.spec.retryDelayExpression = spec.retryDelayExpression;
   }
   if (spec.timeoutMs !== undefined) message.spec.timeoutMs = spec.timeoutMs;
-  if (source.spec.redact) message.spec.redact = { body: true };
+  // The body carries the source's headers and body; the callback's own headers (its
+  // `<P>-Callback-Forward-*`) are covered as the source's headers are.
+  const redact = source.spec.redact;
+  if (redact) {
+    message.spec.redact = redact.headers ? { body: true, headers: redact.headers } : { body: true };
+  }
   // A `context.call`'s response goes back to its workflow run (see core/workflow.ts).
   const workflow = source.spec.workflow;
   if (workflow?.callType === 'toCallback' && p.kind === 'callback') {

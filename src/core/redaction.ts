@@ -57,12 +57,55 @@ export function redactedText(value: string | Uint8Array): string {
 
 /** `headers` with the values `redaction` covers replaced; the input is left as it is. */
 export function redactHeaders(headers: HeaderMap, redaction: Redaction | undefined): HeaderMap {
-  const which = redaction?.headers;
-  if (which === undefined) return headers;
+  if (redaction?.headers === undefined) return headers;
   const out: HeaderMap = {};
   for (const [name, values] of Object.entries(headers)) {
-    const hide = which === true || which.includes(name.toLowerCase());
+    const hide = coversHeader(redaction, name);
     setHeader(out, name, hide ? values.map(redactedText) : values);
   }
   return out;
+}
+
+/** Whether `redaction` covers the header `name` (any case). */
+export function coversHeader(redaction: Redaction | undefined, name: string): boolean {
+  const which = redaction?.headers;
+  return which === true || (which !== undefined && which.includes(name.toLowerCase()));
+}
+
+/**
+ * A URL group's default headers as the API shows them. When they carry `<P>-Redact-Fields`, the
+ * values of every default that ends up as a header of a message made from them are redacted as
+ * that message's are: a plain default `X` and `<P>-Forward-X` (the destination's `X`), and
+ * `<P>-Callback-Forward-X` and `<P>-Failure-Callback-Forward-X` (the callbacks' `X`, see
+ * callbacks.ts). Ferry's own settings (`<P>-Retries`, `<P>-Callback`, `<P>-Redact-Fields`…) stay
+ * readable: they are the group's configuration, shown like a schedule's fields. Names are kept as
+ * stored. A `<P>-Redact-Fields` that no longer parses hides every header value (fails closed).
+ */
+export function redactGroupDefaults(headers: HeaderMap, prefix: string): HeaderMap {
+  const ferry = `${prefix.toLowerCase()}-`;
+  const entries = Object.entries(headers);
+  const setting = entries.find(([name]) => name.toLowerCase() === `${ferry}redact-fields`);
+  if (!setting) return headers;
+  let redaction: Redaction | undefined;
+  try {
+    redaction = parseRedactFields(setting[1].join(', '), `${prefix}-Redact-Fields`);
+  } catch {
+    redaction = { headers: true };
+  }
+  const forwards = ['forward-', 'callback-forward-', 'failure-callback-forward-'].map(
+    (p) => ferry + p,
+  );
+  /** The header a default becomes on a message, or undefined for one of Ferry's settings. */
+  const target = (lower: string): string | undefined => {
+    if (!lower.startsWith(ferry)) return lower;
+    const forward = forwards.find((p) => lower.startsWith(p));
+    return forward === undefined ? undefined : lower.slice(forward.length);
+  };
+  return Object.fromEntries(
+    entries.map(([name, values]): [string, string[]] => {
+      const header = target(name.toLowerCase());
+      const hide = header !== undefined && coversHeader(redaction, header);
+      return [name, hide ? values.map(redactedText) : values];
+    }),
+  );
 }

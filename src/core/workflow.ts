@@ -11,6 +11,7 @@ import { badRequest } from './errors.js';
 import { quoteValue } from './headers.js';
 import { newId } from './ids.js';
 import type { IncomingHeaders } from './publish-request.js';
+import type { Redaction } from './redaction.js';
 import type { CallbackSpec, FlowControl, HeaderMap, Message } from './types.js';
 
 export type WorkflowRunState = 'RUN_STARTED' | 'RUN_SUCCESS' | 'RUN_FAILED' | 'RUN_CANCELED';
@@ -65,6 +66,11 @@ export interface WorkflowRunSettings {
   timeoutMs?: number;
   flowControl?: FlowControl;
   failureCallback?: CallbackSpec;
+  /**
+   * The trigger's `<P>-Redact-Fields`: every message of the run is redacted alike, and the logs
+   * redact the steps' content with it (the SDK sends settings only with the trigger).
+   */
+  redact?: Redaction;
 }
 
 /** A run in the workflow DLQ: the step message that failed and its last response. */

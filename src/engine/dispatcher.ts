@@ -4,9 +4,9 @@
  * cap and the rest discarded.
  */
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { isIP, type LookupFunction } from 'node:net';
+import type { LookupFunction } from 'node:net';
 import { Agent, request } from 'undici';
-import { isLocalHostname, isPrivateAddress } from '../core/addresses.js';
+import { isPrivateAddress, isRefusedHost } from '../core/addresses.js';
 import type { AttemptResult } from '../core/retry-timing.js';
 import type { HeaderMap } from '../core/types.js';
 import { canonicalHeaderName } from '../core/headers.js';
@@ -70,9 +70,8 @@ export function createHttpDispatcher(options: HttpDispatcherOptions): Dispatcher
   return {
     async send(req: DispatchRequest): Promise<AttemptResult> {
       if (options.refusePrivate) {
-        const host = new URL(req.url).hostname.replace(/^\[|\]$/g, '');
         // Node never calls `lookup` for an IP literal, so check literals here.
-        if (isLocalHostname(host) || (isIP(host) !== 0 && isPrivateAddress(host))) {
+        if (isRefusedHost(new URL(req.url).hostname)) {
           return { kind: 'error', error: PRIVATE_ADDRESS_ERROR };
         }
       }

@@ -6,6 +6,7 @@ import type { Message } from '../../core/types.js';
 import { retryDlqEntries, type RetryOverride } from '../../engine/dlq-retry.js';
 import type { RecordFilter } from '../../storage/driver.js';
 import type { ApiContext } from '../context.js';
+import { checkCallbacksAllowed } from '../destination-guard.js';
 import { admitRequest } from '../limits.js';
 import { dlqJson } from '../presenters.js';
 import { cursorField, parseQuery, type ParsedQuery } from '../query.js';
@@ -59,6 +60,19 @@ function overrideFrom(request: FastifyRequest, ctx: ApiContext): RetryOverride {
     request.headers['content-type'] !== undefined ||
     sent('header-forward');
   const limits = ctx.accounts.limits(request.account);
+  // Read once up front, so a bad override (or a private callback URL in production mode) is a
+  // 400 before any entry is retried.
+  checkCallbacksAllowed(
+    parsePublishSettings({
+      prefix: ctx.prefix,
+      headers: request.headers,
+      query,
+      plan: limits,
+      now: ctx.clock.now(),
+    }),
+    ctx.production,
+    ctx.prefix,
+  );
   return (stored: Message, now: number): Message => {
     const s = parsePublishSettings({
       prefix: ctx.prefix,
@@ -138,13 +152,14 @@ export function dlqRoutes(app: FastifyInstance, ctx: ApiContext): void {
       dlqId: request.params.dlqId,
     });
     if (!entry) throw notFound(`DLQ entry "${request.params.dlqId}" not found`);
+    const override = overrideFrom(request, ctx);
     await admitRequest(ctx, request, reply, 1);
     const [message] = await retryDlqEntries({
       executor: ctx.executor,
       clock: ctx.clock,
       accountId: request.account.id,
       entries: [entry],
-      override: overrideFrom(request, ctx),
+      override,
     });
     ctx.onMessagesStored();
     ctx.usage.add(request.account.id, 'messages', 1);
@@ -153,6 +168,7 @@ export function dlqRoutes(app: FastifyInstance, ctx: ApiContext): void {
 
   app.post('/v2/dlq/retry', async (request, reply) => {
     const { filter, cursor, count } = dlqQuery(request.url);
+    const override = overrideFrom(request, ctx);
     const result = await page(request.account.id, filter, cursor, count);
     if (result.items.length > 0) await admitRequest(ctx, request, reply, result.items.length);
     const messages = await retryDlqEntries({
@@ -160,7 +176,7 @@ export function dlqRoutes(app: FastifyInstance, ctx: ApiContext): void {
       clock: ctx.clock,
       accountId: request.account.id,
       entries: result.items,
-      override: overrideFrom(request, ctx),
+      override,
     });
     if (messages.length > 0) ctx.onMessagesStored();
     ctx.usage.add(request.account.id, 'messages', messages.length);

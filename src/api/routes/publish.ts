@@ -5,9 +5,7 @@
  * makes one message per endpoint, all stored in one transaction.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { isIP } from 'node:net';
-import { isLocalHostname, isPrivateAddress } from '../../core/addresses.js';
-import { badRequest, notFound, tooLarge } from '../../core/errors.js';
+import { notFound, tooLarge } from '../../core/errors.js';
 import { buildMessage } from '../../core/build-message.js';
 import { parseDestination, type Destination } from '../../core/destination.js';
 import { quoteValue } from '../../core/headers.js';
@@ -23,6 +21,7 @@ import type { PublishItem, PublishResult } from '../../engine/publisher.js';
 import { dropHopByHopForwards, prepareWorkflowPublish } from '../workflow-publish.js';
 import { admitRequest } from '../limits.js';
 import type { ApiContext } from '../context.js';
+import { checkCallbacksAllowed, checkDestinationAllowed } from '../destination-guard.js';
 
 /** Moved to core (the scheduler builds messages too); re-exported for existing importers. */
 export { buildMessage };
@@ -42,21 +41,6 @@ export function checkBodySize(bytes: Uint8Array, limits: PlanLimits): Uint8Array
 export function bodyOf(request: FastifyRequest, limits: PlanLimits): Uint8Array {
   const body = request.body;
   return checkBodySize(body instanceof Uint8Array ? body : EMPTY, limits);
-}
-
-/** Refuses private and loopback destinations in production mode (checked again on connect). */
-export function checkDestinationAllowed(
-  url: string,
-  production: boolean,
-  what = 'destination',
-): void {
-  if (!production) return;
-  const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
-  if (isLocalHostname(host) || (isIP(host) !== 0 && isPrivateAddress(host))) {
-    throw badRequest(
-      `${what} "${url}" is a private or loopback address (refused in production mode)`,
-    );
-  }
 }
 
 /**
@@ -132,13 +116,7 @@ export async function preparePublish(
     plan,
     now,
   });
-  if (settings.callback) {
-    checkDestinationAllowed(settings.callback.url, ctx.production, `${ctx.prefix}-Callback`);
-  }
-  if (settings.failureCallback) {
-    const field = `${ctx.prefix}-Failure-Callback`;
-    checkDestinationAllowed(settings.failureCallback.url, ctx.production, field);
-  }
+  checkCallbacksAllowed(settings, ctx.production, ctx.prefix);
   const workflow = await prepareWorkflowPublish({
     executor: ctx.executor,
     prefix: ctx.prefix,
@@ -148,6 +126,7 @@ export async function preparePublish(
     settings,
     url: destination.kind === 'url' ? destination.url : undefined,
     callerIp: p.callerIp,
+    production: ctx.production,
     now,
   });
   const targets = group

@@ -17,7 +17,8 @@ import type { EventState } from '../../core/types.js';
 import { scheduleSettings } from '../../scheduler/messages-for-tick.js';
 import type { ApiContext } from '../context.js';
 import { scheduleJson } from '../schedule-presenter.js';
-import { bodyOf, checkDestinationAllowed, destinationOf } from './publish.js';
+import { checkCallbacksAllowed, checkDestinationAllowed } from '../destination-guard.js';
+import { bodyOf, destinationOf } from './publish.js';
 
 /**
  * The part of the request the settings are read from, to store: Ferry's own headers and query
@@ -101,6 +102,7 @@ export function scheduleRoutes(app: FastifyInstance, ctx: ApiContext): void {
     for (const url of group ? group.endpoints.map((e) => e.url) : [destinationUrl(destination)]) {
       checkDestinationAllowed(url, ctx.production);
     }
+    checkCallbacksAllowed(settings, ctx.production, ctx.prefix);
 
     const schedule: Schedule = {
       id,

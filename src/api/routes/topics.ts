@@ -18,6 +18,7 @@ import {
 } from '../../core/url-groups.js';
 import type { Executor } from '../../storage/driver.js';
 import type { ApiContext } from '../context.js';
+import { checkCallbacksAllowed, checkDestinationAllowed } from '../destination-guard.js';
 import { jsonBody } from '../json-body.js';
 import { urlGroupJson } from '../presenters.js';
 
@@ -41,6 +42,9 @@ export function topicRoutes(app: FastifyInstance, ctx: ApiContext): void {
 
   app.post<{ Params: { name: string } }>('/v2/topics/:name/endpoints', async (request) => {
     const endpoints = parseEndpointsToAdd(jsonBody(request));
+    endpoints.forEach((e, i) =>
+      checkDestinationAllowed(e.url, ctx.production, `endpoints[${i}].url`),
+    );
     const plan = ctx.accounts.limits(request.account);
     const accountId = request.account.id;
     const group = await change(request, async (tx, current, name) => {
@@ -57,7 +61,7 @@ export function topicRoutes(app: FastifyInstance, ctx: ApiContext): void {
       await tx.urlGroupPut({ group: next });
       return next;
     });
-    return urlGroupJson(group);
+    return urlGroupJson(group, ctx.prefix);
   });
 
   app.delete<{ Params: { name: string } }>('/v2/topics/:name/endpoints', async (request) => {
@@ -74,14 +78,14 @@ export function topicRoutes(app: FastifyInstance, ctx: ApiContext): void {
       await tx.urlGroupPut({ group: next });
       return next;
     });
-    return group ? urlGroupJson(group) : { deleted: true };
+    return group ? urlGroupJson(group, ctx.prefix) : { deleted: true };
   });
 
   app.patch<{ Params: { name: string } }>('/v2/topics/:name', async (request) => {
     const headers = parseDefaultHeaders(jsonBody(request));
     // The defaults must make a valid publish on their own, so a bad one fails here, not on
     // every later publish to the group.
-    parsePublishSettings({
+    const settings = parsePublishSettings({
       prefix: ctx.prefix,
       headers: {},
       query: new URLSearchParams(),
@@ -89,6 +93,7 @@ export function topicRoutes(app: FastifyInstance, ctx: ApiContext): void {
       plan: ctx.accounts.limits(request.account),
       now: ctx.clock.now(),
     });
+    checkCallbacksAllowed(settings, ctx.production, ctx.prefix);
     const group = await change(request, async (tx, current, name) => {
       if (!current) throw groupNotFound(name);
       const next: UrlGroup = { ...current, updatedAt: ctx.clock.now() };
@@ -97,19 +102,19 @@ export function topicRoutes(app: FastifyInstance, ctx: ApiContext): void {
       await tx.urlGroupPut({ group: next });
       return next;
     });
-    return urlGroupJson(group);
+    return urlGroupJson(group, ctx.prefix);
   });
 
   app.get('/v2/topics', async (request) => {
     const groups = await ctx.executor.urlGroupList({ accountId: request.account.id });
-    return groups.map(urlGroupJson);
+    return groups.map((g) => urlGroupJson(g, ctx.prefix));
   });
 
   app.get<{ Params: { name: string } }>('/v2/topics/:name', async (request) => {
     const name = checkName(request.params.name, 'URL group name');
     const group = await ctx.executor.urlGroupGet({ accountId: request.account.id, name });
     if (!group) throw groupNotFound(name);
-    return urlGroupJson(group);
+    return urlGroupJson(group, ctx.prefix);
   });
 
   app.delete<{ Params: { name: string } }>('/v2/topics/:name', async (request) => {

@@ -4,6 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { badRequest } from '../../core/errors.js';
+import { redactHeaders } from '../../core/redaction.js';
 import {
   checkEventId,
   parseWaitRequest,
@@ -13,6 +14,7 @@ import {
 } from '../../core/workflow-events.js';
 import { notifyWaiters, startWait } from '../../engine/workflow-events.js';
 import type { ApiContext } from '../context.js';
+import { checkDestinationAllowed } from '../destination-guard.js';
 import { admitRequest } from '../limits.js';
 import { bodyOf, preparePublish } from './publish.js';
 
@@ -26,6 +28,9 @@ export function workflowEventRoutes(app: FastifyInstance, ctx: ApiContext): void
     const account = request.account;
     const limits = ctx.accounts.limits(account);
     const wait = parseWaitRequest(bodyOf(request, limits), limits.max_delay * 1000);
+    if (wait.timeoutUrl !== undefined) {
+      checkDestinationAllowed(wait.timeoutUrl, ctx.production, 'timeoutUrl');
+    }
     const prepared = await preparePublish(ctx, {
       account,
       destination: { kind: 'url', url: wait.url },
@@ -49,6 +54,7 @@ export function workflowEventRoutes(app: FastifyInstance, ctx: ApiContext): void
     timeout.dueAt = timeout.notBefore;
     timeout.body = waitResultBody(wait.step, { timeout: true });
     wf.waitFor = eventId;
+    const redact = timeout.spec.redact;
     const waiter: WorkflowWaiter = {
       accountId: account.id,
       eventId,
@@ -58,10 +64,14 @@ export function workflowEventRoutes(app: FastifyInstance, ctx: ApiContext): void
       deadline: timeout.notBefore,
       createdAt: now,
       step: wait.step,
-      headers: timeout.spec.headers,
+      // Shown by GET /v2/waiters and the notify answer, never sent: stored already redacted as
+      // the run asks, like the events log.
+      headers: redactHeaders(timeout.spec.headers, redact),
     };
     if (wait.timeoutUrl !== undefined) waiter.timeoutUrl = wait.timeoutUrl;
-    if (wait.timeoutHeaders !== undefined) waiter.timeoutHeaders = wait.timeoutHeaders;
+    if (wait.timeoutHeaders !== undefined) {
+      waiter.timeoutHeaders = redactHeaders(wait.timeoutHeaders, redact);
+    }
     await admitRequest(ctx, request, reply, 1);
     await startWait(ctx.executor, { waiter, timeout });
     ctx.onMessagesStored();

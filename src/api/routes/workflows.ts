@@ -11,6 +11,7 @@ import { resumeWorkflowRun, type WorkflowOverride } from '../../engine/workflow-
 import { failureCall } from '../../engine/workflow-outcomes.js';
 import { eventOf } from '../../engine/records.js';
 import type { ApiContext } from '../context.js';
+import { checkDestinationAllowed } from '../destination-guard.js';
 import { workflowDlqJson, workflowRunJson } from '../workflow-presenters.js';
 import { cursorField } from '../query.js';
 import { parseWorkflowQuery, type WorkflowQuery } from '../workflow-query.js';
@@ -97,7 +98,11 @@ function overrideOf(ctx: ApiContext, request: FastifyRequest): WorkflowOverride 
   if (sent('retry-delay')) o.retryDelayExpression = s.retryDelayExpression;
   if (s.flowControl) o.flowControl = s.flowControl;
   if (s.labels) o.labels = s.labels;
-  if (s.failureCallback) o.failureCallbackUrl = s.failureCallback.url;
+  if (s.failureCallback) {
+    const field = `${ctx.prefix}-Failure-Callback`;
+    checkDestinationAllowed(s.failureCallback.url, ctx.production, field);
+    o.failureCallbackUrl = s.failureCallback.url;
+  }
   return o;
 }
 

@@ -30,6 +30,7 @@ export function workflowCases(ctx: SuiteContext): void {
         retries: 1,
         flowControl: { key: 'k', parallelism: 2, periodSec: 1 },
         failureCallback: { url: 'https://f.example.com', method: 'POST', headers: {} },
+        redact: { body: true, headers: ['authorization'] },
       },
     });
     expect(await ex.workflowRunInsert({ run })).toBe(true);
