@@ -99,6 +99,7 @@ export function batchRoutes(app: FastifyInstance, ctx: ApiContext): void {
     );
     const items: PublishItem[] = [];
     for (const p of prepared) if (!(p instanceof FerryError)) items.push(...p.items);
+    for (const item of items) item.kind = 'batch';
     await admitRequest(ctx, request, reply, items.length);
     const results = items.length > 0 ? await ctx.publisher.publish(items) : [];
     let next = 0;
