@@ -119,17 +119,15 @@ class SqliteDriverImpl implements SqliteDriver {
    * the open transaction wrote) and needs no ordering with writes.
    */
   migrationStatus(): Promise<MigrationStatus> {
-    try {
+    return Promise.resolve().then(() => {
       const table = this.db
         .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'ferry_migrations'")
         .get();
       const applied = table
         ? (this.db.prepare('SELECT version FROM ferry_migrations').pluck().all() as number[])
         : [];
-      return Promise.resolve(migrationStatusOf(listMigrationFiles(MIGRATIONS_DIR), applied));
-    } catch (error) {
-      return Promise.reject(error as Error);
-    }
+      return migrationStatusOf(listMigrationFiles(MIGRATIONS_DIR), applied);
+    });
   }
 
   /**
