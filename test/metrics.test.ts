@@ -4,6 +4,7 @@
  * and refuse retries, against a real receiver), the series move by exactly what was done. The
  * engine and scheduler are driven with `runOnce()` on a manual clock, so lateness is exact.
  */
+import { readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/core/clock.js';
 import { startFerry, STORAGES, type TestFerry } from './helpers/ferry.js';
@@ -212,6 +213,41 @@ describe('/metrics options', () => {
       ).toBe(1);
     } finally {
       await dest.close();
+    }
+  });
+
+  it('every series is documented, and the dashboard and alert rules use only real series', async () => {
+    t = await startFerry();
+    const text = await scrape(t.url);
+    const served = new Set(
+      [...text.matchAll(/^# TYPE (\S+) (\w+)$/gm)].flatMap(([, name, type]) =>
+        type === 'histogram'
+          ? [`${name}_bucket`, `${name}_sum`, `${name}_count`, name ?? '']
+          : [name ?? ''],
+      ),
+    );
+    const doc = readFileSync(new URL('../docs/metrics.md', import.meta.url), 'utf8');
+    for (const name of served) {
+      if (name.startsWith('ferry_') && !/_(bucket|sum|count)$/.test(name)) {
+        expect(doc, `${name} is not in docs/metrics.md`).toContain(`\`${name}\``);
+      }
+    }
+    const dashboard = readFileSync(
+      new URL('../docs/grafana-dashboard.json', import.meta.url),
+      'utf8',
+    );
+    const alerts = readFileSync(new URL('../docs/prometheus-alerts.yml', import.meta.url), 'utf8');
+    const exprs = [
+      ...(JSON.parse(dashboard) as { panels: { targets: { expr: string }[] }[] }).panels.flatMap(
+        (p) => p.targets.map((target) => target.expr),
+      ),
+      ...[...alerts.matchAll(/expr: (?:\|\n)?([\s\S]*?)\n\s+for:/g)].map((m) => m[1] ?? ''),
+    ];
+    expect(exprs.length).toBeGreaterThan(15);
+    for (const expr of exprs) {
+      for (const [name] of expr.matchAll(/\b(?:ferry|nodejs)_[a-z0-9_]+/g)) {
+        expect(served, `${name} (in "${expr}") is not served`).toContain(name);
+      }
     }
   });
 });
