@@ -50,6 +50,10 @@ export class PrometheusMetrics implements MetricsSink {
   private readonly scheduleLatenessSeconds: Histogram;
   private readonly commitSeconds: Histogram<'durable'>;
   private readonly accountLabel: boolean;
+  private readonly publishedByKind = new Map<PublishKind, Counter.Internal>();
+  private readonly attemptsByOutcome = new Map<AttemptOutcome, Counter.Internal>();
+  private readonly commitDurable: Histogram.Internal<'durable'>;
+  private readonly commitNotDurable: Histogram.Internal<'durable'>;
 
   constructor(options: PrometheusMetricsOptions) {
     this.accountLabel = options.accountLabel;
@@ -112,16 +116,27 @@ export class PrometheusMetrics implements MetricsSink {
       registers,
     });
     if (!options.accountLabel) {
-      // Every series exists from the start at 0, so rates and alerts see the first increment.
-      for (const kind of PUBLISH_KINDS) this.publishedTotal.inc({ kind }, 0);
-      for (const outcome of ATTEMPT_OUTCOMES) this.attemptsTotal.inc({ outcome }, 0);
+      // Bound once: an increment then skips hashing its labels (this is the hot path). Every
+      // series exists from the start at 0, so rates and alerts see the first increment.
+      for (const kind of PUBLISH_KINDS) {
+        this.publishedByKind.set(kind, this.publishedTotal.labels({ kind }));
+      }
+      for (const outcome of ATTEMPT_OUTCOMES) {
+        this.attemptsByOutcome.set(outcome, this.attemptsTotal.labels({ outcome }));
+      }
+      for (const child of [...this.publishedByKind.values(), ...this.attemptsByOutcome.values()]) {
+        child.inc(0);
+      }
       this.dlqMovesTotal.inc(0);
     }
+    this.commitDurable = this.commitSeconds.labels({ durable: 'true' });
+    this.commitNotDurable = this.commitSeconds.labels({ durable: 'false' });
   }
 
   published(kind: PublishKind, accountId: string, count: number): void {
-    const labels = this.accountLabel ? { kind, account: accountId } : { kind };
-    this.publishedTotal.inc(labels, count);
+    const child = this.publishedByKind.get(kind);
+    if (child) child.inc(count);
+    else this.publishedTotal.inc({ kind, account: accountId }, count);
   }
 
   publishAcknowledged(seconds: number): void {
@@ -129,7 +144,9 @@ export class PrometheusMetrics implements MetricsSink {
   }
 
   attempted(outcome: AttemptOutcome, accountId: string): void {
-    this.attemptsTotal.inc(this.accountLabel ? { outcome, account: accountId } : { outcome });
+    const child = this.attemptsByOutcome.get(outcome);
+    if (child) child.inc();
+    else this.attemptsTotal.inc({ outcome, account: accountId });
   }
 
   movedToDlq(accountId: string, count: number): void {
@@ -153,7 +170,7 @@ export class PrometheusMetrics implements MetricsSink {
   }
 
   storageCommit(seconds: number, durable: boolean): void {
-    this.commitSeconds.observe({ durable: durable ? 'true' : 'false' }, seconds);
+    (durable ? this.commitDurable : this.commitNotDurable).observe(seconds);
   }
 
   /** The text exposition of every series. */
