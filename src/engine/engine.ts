@@ -431,7 +431,8 @@ export class Engine {
       });
       for (const [, flight] of due) flight.leaseUntil = leaseUntil;
     } catch (error) {
-      this.options.logger.error({ err: error }, 'extending leases failed');
+      const messageIds = due.map(([id]) => id);
+      this.options.logger.error({ err: error, messageIds }, 'extending leases failed');
     }
   }
 }
