@@ -6,7 +6,12 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { buildManagementServer, buildServer } from './api/server.js';
+import {
+  buildManagementServer,
+  buildOpsServer,
+  buildServer,
+  type OpsOptions,
+} from './api/server.js';
 import type { MgmtContext } from './api/mgmt/index.js';
 import type { Config } from './cli/config.js';
 import { systemClock, type Clock } from './core/clock.js';
@@ -19,6 +24,10 @@ import { Publisher } from './engine/publisher.js';
 import { Pruner } from './maintenance/pruner.js';
 import { UsageMeter } from './maintenance/usage-meter.js';
 import { Scheduler } from './scheduler/scheduler.js';
+import { timeCommits } from './metrics/commit-timing.js';
+import { PrometheusMetrics } from './metrics/prometheus.js';
+import { registerStorageGauges } from './metrics/storage-gauges.js';
+import type { UsageRecorder } from './core/management.js';
 import type { Driver } from './storage/driver.js';
 import { openPostgresDriver } from './storage/postgres/postgres-driver.js';
 import { openSqliteDriver } from './storage/sqlite/sqlite-driver.js';
@@ -49,6 +58,12 @@ export interface Ferry {
   url: string;
   /** The management API's URL once `start()` has listened (`url` unless `--mgmt-port`). */
   mgmtUrl: string;
+  /** Serves `/metrics`, `/ready` and `/health` with `--metrics-port`; else `server` serves them. */
+  readonly opsServer: FastifyInstance | undefined;
+  /** The URL serving `/metrics` once `start()` has listened (`url` unless `--metrics-port`). */
+  metricsUrl: string;
+  /** The Prometheus registry behind `/metrics`. */
+  readonly metrics: PrometheusMetrics;
   /** Listens and starts the services this node's roles name. */
   start(): Promise<void>;
   /** Graceful stop: no new requests or claims, in-flight work finishes or is released, storage closed. Idempotent. */
@@ -77,6 +92,9 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
   const driver = options.driver ?? openDriver(config);
   await driver.migrate();
   const executor = driver.executor;
+  const metrics = new PrometheusMetrics({ accountLabel: config.metricsAccountLabel });
+  timeCommits(executor, metrics);
+  registerStorageGauges({ executor, clock, logger, registry: metrics.registry });
   // Several nodes may share a PostgreSQL database: authenticate against the stored row every
   // time, so a token reset or deletion on any node is refused by every node's next request.
   const accounts = new AccountDirectory(
@@ -87,6 +105,14 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
     driver.name === 'postgres' ? 0 : 1_000,
   );
   const meter = new UsageMeter({ executor, clock, logger, intervalMs: config.meteringFlushMs });
+  // Workflow messages are published from many places (the API, outcomes, resumes, notifies),
+  // each of which meters them: their metering is their count.
+  const usage: UsageRecorder = {
+    add(subjectId, metric, value, at) {
+      meter.add(subjectId, metric, value, at);
+      if (metric === 'workflow_message') metrics.published('workflow', subjectId, value);
+    },
+  };
   const dispatcher =
     options.dispatcher ??
     (config.deliveryThread ? createWorkerDispatcher : createHttpDispatcher)({
@@ -103,7 +129,8 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
     concurrency: config.concurrency,
     workflowInlineHistoryBytes: config.workflowInlineHistoryBytes,
     leaseMs: config.leaseMs,
-    usage: meter,
+    usage,
+    metrics,
   });
   const wake = (): void => {
     engine.wake();
@@ -114,7 +141,8 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
     clock,
     logger,
     onCommitted: wake,
-    usage: meter,
+    usage,
+    metrics,
     // On PostgreSQL a keyed publish batch holds its gates' row locks through its commit, so
     // concurrent keyed batches would queue on each other: one at a time, they batch instead.
     // SQLite has one writer and overlaps commits with fsyncs (see group-commit.ts).
@@ -127,7 +155,8 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
     logger,
     prefix: config.headerPrefix,
     onFired: wake,
-    usage: meter,
+    usage,
+    metrics,
   });
   const pruner = new Pruner({ executor, clock, logger, eventRetentionMs: config.eventRetentionMs });
   const management: MgmtContext = {
@@ -138,6 +167,20 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
     meter,
     logger,
     eventRetentionMs: config.eventRetentionMs,
+  };
+  let stopping: Promise<void> | undefined;
+  const ops: OpsOptions = {
+    readiness: {
+      migrationStatus: () => driver.migrationStatus(),
+      stopping: () => stopping !== undefined,
+      logger,
+    },
+    logRequests: config.logLevel === 'debug',
+  };
+  const metricsEndpoint = {
+    scrape: () => metrics.scrape(),
+    contentType: metrics.contentType,
+    token: config.metricsToken,
   };
   const server = buildServer(
     {
@@ -150,20 +193,26 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
       production: config.production,
       onMessagesStored: wake,
       onSchedulesChanged: () => scheduler.wake(),
-      usage: meter,
+      usage,
+      metrics,
       monthCount: (accountId, metric, now) => meter.monthCount(accountId, metric, now),
       dayCount: (accountId, metric, now) => meter.dayCount(accountId, metric, now),
     },
     {
       bodyLimit: Math.max(config.plans.free.max_message_size, config.plans.paid.max_message_size),
       management: config.mgmtPort === undefined ? management : undefined,
+      ops: { ...ops, metrics: config.metricsPort === undefined ? metricsEndpoint : undefined },
     },
   );
-  const mgmtServer = config.mgmtPort === undefined ? undefined : buildManagementServer(management);
+  const mgmtServer =
+    config.mgmtPort === undefined ? undefined : buildManagementServer(management, ops);
+  const opsServer =
+    config.metricsPort === undefined
+      ? undefined
+      : buildOpsServer(logger, { ...ops, metrics: metricsEndpoint });
 
   const roles = new Set(config.roles);
   let unlisten: (() => Promise<void>) | undefined;
-  let stopping: Promise<void> | undefined;
 
   const ferry: Ferry = {
     config,
@@ -176,10 +225,17 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
     server,
     meter,
     mgmtServer,
+    opsServer,
+    metrics,
     url: '',
     mgmtUrl: '',
+    metricsUrl: '',
     async start() {
       meter.start();
+      // Whatever the roles: a worker-only node is scraped and probed here too.
+      if (opsServer) {
+        ferry.metricsUrl = await listen(opsServer, config.metricsPort ?? 0, config.host);
+      }
       if (roles.has('worker')) {
         unlisten = await driver.listenWake(() => engine.wake());
         engine.start();
@@ -190,6 +246,7 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
         ferry.url = await listen(server, config.port, config.host);
         ferry.mgmtUrl = ferry.url;
         if (mgmtServer) ferry.mgmtUrl = await listen(mgmtServer, config.mgmtPort ?? 0, config.host);
+        if (!opsServer) ferry.metricsUrl = ferry.url;
       }
     },
     stop() {
@@ -204,6 +261,7 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
         await unlisten?.();
         await dispatcher.close();
         await driver.close();
+        await opsServer?.close(); // last: /ready answers 503 (shutting down) until here
       })();
       return stopping;
     },

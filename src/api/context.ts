@@ -1,6 +1,7 @@
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import type { UsageMetric, UsageRecorder } from '../core/management.js';
+import type { MetricsSink } from '../core/metrics.js';
 import type { Account } from '../core/types.js';
 import type { AccountDirectory } from '../engine/accounts.js';
 import type { Publisher } from '../engine/publisher.js';
@@ -27,6 +28,8 @@ export interface ApiContext {
   dayCount(accountId: string, metric: UsageMetric, now: number): Promise<number>;
   /** A schedule was created, replaced or resumed: wake this node's scheduler. */
   onSchedulesChanged: () => void;
+  /** Publish acknowledgement times (`/metrics`). */
+  metrics: MetricsSink;
 }
 
 declare module 'fastify' {

@@ -26,7 +26,10 @@ export function installErrorHandling(app: FastifyInstance, logger: Logger): void
     if (known || (status >= 400 && status < 500)) {
       return reply.code(status).send({ error: known ? known(error) : error.message });
     }
-    logger.error({ err: error, url: request.url, method: request.method }, 'request failed');
+    logger.error(
+      { err: error, reqId: request.id, route: request.routeOptions.url, method: request.method },
+      'request failed',
+    );
     return reply.code(500).send({ error: 'internal error' });
   });
   // A path that exists under other methods answers 405 with `Allow`, not 404.

@@ -3,12 +3,15 @@
  * byte for byte; JSON endpoints parse their own), capped at the largest plan's message size;
  * each account's own `max_message_size` is checked per request (413).
  */
+import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from '../core/logger.js';
 import { authHook } from './auth.js';
 import type { ApiContext } from './context.js';
 import { installErrorHandling } from './errors.js';
 import { requestRateHook } from './limits.js';
+import { metricsRoute, type MetricsEndpoint } from './metrics-route.js';
+import { readinessRoute, type ReadinessOptions } from './readiness.js';
 import { batchRoutes } from './routes/batch.js';
 import { dlqRoutes } from './routes/dlq.js';
 import { eventRoutes } from './routes/events.js';
@@ -28,10 +31,23 @@ export interface ServerOptions {
   bodyLimit: number;
   /** Serve the management API on this server too (absent when it has a port of its own). */
   management?: MgmtContext;
+  ops: OpsOptions;
 }
 
-/** A Fastify instance with Ferry's error mapping, raw-body parsing and `/health`. */
-function baseServer(logger: Logger, bodyLimit: number): FastifyInstance {
+/** What every Ferry server serves besides its API: `/health`, `/ready`, maybe `/metrics`. */
+export interface OpsOptions {
+  readiness: ReadinessOptions;
+  /** Serve `/metrics` on this server (absent: not here, or on `--metrics-port`). */
+  metrics?: MetricsEndpoint;
+  /** Log one line per request at debug level (only when the log level is debug). */
+  logRequests: boolean;
+}
+
+/** An `X-Request-Id` a client or proxy sent that is safe to log and echo; else Ferry makes one. */
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** A Fastify instance with Ferry's error mapping, raw-body parsing, request ids and ops routes. */
+function baseServer(logger: Logger, bodyLimit: number, ops: OpsOptions): FastifyInstance {
   const app = Fastify({
     logger: false,
     bodyLimit,
@@ -39,20 +55,52 @@ function baseServer(logger: Logger, bodyLimit: number): FastifyInstance {
     routerOptions: { maxParamLength: 16 * 1024 },
     return503OnClosing: true,
     forceCloseConnections: 'idle',
+    genReqId: (request) => {
+      const given = request.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
   });
   installErrorHandling(app, logger);
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+  app.addHook('onRequest', (request, reply, done) => {
+    void reply.header('x-request-id', request.id);
+    done();
+  });
+  if (ops.logRequests) {
+    app.addHook('onResponse', (request, reply, done) => {
+      // The route pattern, not the URL: a publish URL carries the destination and its query.
+      logger.debug(
+        {
+          reqId: request.id,
+          method: request.method,
+          route: request.routeOptions.url,
+          status: reply.statusCode,
+          ms: Math.round(reply.elapsedTime * 10) / 10,
+          accountId: request.account?.id,
+        },
+        'request',
+      );
+      done();
+    });
+  }
 
   app.get('/health', () => ({ status: 'ok' }));
+  readinessRoute(app, ops.readiness);
+  if (ops.metrics) metricsRoute(app, ops.metrics);
   return app;
 }
 
 /** The management API alone, for `--mgmt-port`. */
-export function buildManagementServer(ctx: MgmtContext): FastifyInstance {
-  const app = baseServer(ctx.logger, MGMT_BODY_LIMIT);
+export function buildManagementServer(ctx: MgmtContext, ops: OpsOptions): FastifyInstance {
+  const app = baseServer(ctx.logger, MGMT_BODY_LIMIT, ops);
   registerManagement(app, ctx);
   return app;
+}
+
+/** `/metrics`, `/ready` and `/health` alone, for `--metrics-port`. */
+export function buildOpsServer(logger: Logger, ops: OpsOptions): FastifyInstance {
+  return baseServer(logger, 1024, ops);
 }
 
 /** Management bodies are a few small JSON fields. */
@@ -65,8 +113,11 @@ function exchangedBytes(request: FastifyRequest, reply: FastifyReply): number {
   return (Number.isFinite(received) ? received : 0) + (Number.isFinite(sent) ? sent : 0);
 }
 
+/** The routes whose answers are publish acknowledgements (`ferry_publish_ack_seconds`). */
+const PUBLISH_ROUTES = new Set(['/v2/publish/*', '/v2/enqueue/:queue/*', '/v2/batch']);
+
 export function buildServer(ctx: ApiContext, options: ServerOptions): FastifyInstance {
-  const app = baseServer(ctx.logger, options.bodyLimit);
+  const app = baseServer(ctx.logger, options.bodyLimit, options.ops);
   if (options.management) registerManagement(app, options.management);
 
   void app.register((messaging, _opts, done) => {
@@ -77,6 +128,9 @@ export function buildServer(ctx: ApiContext, options: ServerOptions): FastifyIns
     messaging.addHook('onResponse', (request, reply, done) => {
       if (request.account)
         ctx.usage.add(request.account.id, 'bandwidth', exchangedBytes(request, reply));
+      if (reply.statusCode < 300 && PUBLISH_ROUTES.has(request.routeOptions.url ?? '')) {
+        ctx.metrics.publishAcknowledged(reply.elapsedTime / 1000);
+      }
       done();
     });
     publishRoutes(messaging, ctx);

@@ -29,6 +29,28 @@ describe('loadConfig', () => {
     expect(config.plans).toEqual(DEFAULT_PLANS);
   });
 
+  it('reads the metrics and log options, and refuses bad values', () => {
+    const defaults = loadConfig([], {}, dir);
+    expect(defaults).toMatchObject({ logFormat: 'json', metricsAccountLabel: false });
+    expect(defaults.metricsPort).toBeUndefined();
+    expect(defaults.metricsToken).toBeUndefined();
+    const config = loadConfig(
+      ['--metrics-port', '9100', '--metrics-account-label', '--log-format', 'pretty'],
+      { FERRY_METRICS_TOKEN: 's3cret' },
+      dir,
+    );
+    expect(config).toMatchObject({
+      metricsPort: 9100,
+      metricsToken: 's3cret',
+      metricsAccountLabel: true,
+      logFormat: 'pretty',
+    });
+    expect(() => loadConfig(['--log-format', 'xml'], {}, dir)).toThrow(
+      /--log-format\/FERRY_LOG_FORMAT must be one of json, pretty, got "xml"/,
+    );
+    expect(() => loadConfig(['--metrics-port', 'x'], {}, dir)).toThrow(/--metrics-port/);
+  });
+
   it('runs deliveries on a thread of their own when there is a second CPU, unless told', () => {
     expect(loadConfig([], {}, dir, 2).deliveryThread).toBe(true);
     expect(loadConfig([], {}, dir, 1).deliveryThread).toBe(false);

@@ -63,6 +63,17 @@ export interface Config {
   /** How long SIGTERM waits for in-flight deliveries before releasing them for redelivery. */
   shutdownGraceMs: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'silent';
+  /** `json` (one JSON object per line, for log collectors) or `pretty` (for a terminal). */
+  logFormat: 'json' | 'pretty';
+  /**
+   * A port of its own for `/metrics` (with `/ready` and `/health`), on the same host, served
+   * whatever the node's roles; absent = `/metrics` on `port`. 0 picks a free port.
+   */
+  metricsPort?: number;
+  /** Bearer token `/metrics` requires; absent = open (keep it on a private network). */
+  metricsToken?: string;
+  /** Label the per-account counters with the account id: one series per account, so only with few accounts. */
+  metricsAccountLabel: boolean;
 }
 
 interface Option {
@@ -93,6 +104,14 @@ const OPTIONS = {
   eventRetention: { flag: 'event-retention', env: 'FERRY_EVENT_RETENTION' },
   shutdownGrace: { flag: 'shutdown-grace', env: 'FERRY_SHUTDOWN_GRACE' },
   logLevel: { flag: 'log-level', env: 'FERRY_LOG_LEVEL' },
+  logFormat: { flag: 'log-format', env: 'FERRY_LOG_FORMAT' },
+  metricsPort: { flag: 'metrics-port', env: 'FERRY_METRICS_PORT' },
+  metricsToken: { flag: 'metrics-token', env: 'FERRY_METRICS_TOKEN' },
+  metricsAccountLabel: {
+    flag: 'metrics-account-label',
+    env: 'FERRY_METRICS_ACCOUNT_LABEL',
+    boolean: true,
+  },
 } satisfies Record<string, Option>;
 
 type OptionName = keyof typeof OPTIONS;
@@ -242,5 +261,10 @@ export function loadConfig(
     eventRetentionMs: duration('eventRetention', '7d'),
     shutdownGraceMs: duration('shutdownGrace', '10s'),
     logLevel: oneOf('logLevel', ['fatal', 'error', 'warn', 'info', 'debug', 'silent'], 'info'),
+    logFormat: oneOf('logFormat', ['json', 'pretty'], 'json'),
+    metricsPort:
+      get('metricsPort') === undefined ? undefined : integer('metricsPort', 0, 0, 65_535),
+    metricsToken: get('metricsToken'),
+    metricsAccountLabel: ['true', '1'].includes(get('metricsAccountLabel') ?? ''),
   };
 }

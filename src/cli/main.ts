@@ -4,6 +4,7 @@
  * in one process; SIGTERM/SIGINT stop it gracefully (a second signal exits at once).
  */
 import pino from 'pino';
+import pretty from 'pino-pretty';
 import { createUser } from '../api/mgmt/users.js';
 import { createFerry, openDriver } from '../app.js';
 import { FerryError } from '../core/errors.js';
@@ -34,6 +35,10 @@ Options (flag / environment variable, default):
   --event-retention D    FERRY_EVENT_RETENTION  7d
   --shutdown-grace D     FERRY_SHUTDOWN_GRACE   10s
   --log-level L          FERRY_LOG_LEVEL        info
+  --log-format F         FERRY_LOG_FORMAT       json (or pretty, for a terminal)
+  --metrics-port N       FERRY_METRICS_PORT     (/metrics on the main port)
+  --metrics-token T      FERRY_METRICS_TOKEN    (/metrics open to whoever reaches it)
+  --metrics-account-label FERRY_METRICS_ACCOUNT_LABEL off (account id as a label)
 See docs/configuration.md for details.`;
 
 function banner(
@@ -72,9 +77,16 @@ function banner(
   ].join('\n');
 }
 
+/** JSON lines on stdout (for log collectors), or pino-pretty's colored lines for a terminal. */
+function openLogger(config: Config): pino.Logger {
+  const options = { level: config.logLevel, base: undefined };
+  if (config.logFormat === 'json') return pino(options);
+  return pino(options, pretty({ colorize: process.stdout.isTTY, sync: true }));
+}
+
 async function start(argv: string[]): Promise<void> {
   const config = loadConfig(argv);
-  const logger = pino({ level: config.logLevel, base: undefined });
+  const logger = openLogger(config);
   const ferry = await createFerry({ config, logger });
 
   // Handlers go in before the port opens, so a signal that arrives as soon as the banner is

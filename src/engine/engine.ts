@@ -18,6 +18,7 @@ import type { PlanLimits } from '../core/plans.js';
 import type { Executor } from '../storage/driver.js';
 import type { AccountDirectory } from './accounts.js';
 import type { UsageRecorder } from '../core/management.js';
+import type { MetricsSink } from '../core/metrics.js';
 import type { Dispatcher } from './dispatcher.js';
 import { NOT_DURABLE, OutcomeWriter, type Completion } from './outcome-writer.js';
 import { eventOf } from './records.js';
@@ -54,6 +55,8 @@ export interface EngineOptions {
   usage?: UsageRecorder;
   /** Largest workflow history sent inline, bytes (default 1 MiB; see WorkflowDelivery). */
   workflowInlineHistoryBytes?: number;
+  /** Claim sizes, attempt durations and lateness; attempt outcomes (see OutcomeWriter). */
+  metrics?: MetricsSink;
 }
 
 interface InFlight {
@@ -111,6 +114,7 @@ export class Engine {
       lingerMs: options.outcomeLingerMs ?? 5,
       onMessagesStored: () => this.wake(),
       usage: options.usage,
+      metrics: options.metrics,
     });
   }
 
@@ -253,6 +257,7 @@ export class Engine {
     }, NOT_DURABLE);
     this.atLimit = new Set(atLimit);
     if (claimed.length > 0) {
+      this.options.metrics?.claimBatch(claimed.length);
       void this.complete({ kind: 'events', events: claimed.map((m) => eventOf(m, 'ACTIVE', now)) });
     }
     for (const message of claimed) {
@@ -343,6 +348,9 @@ export class Engine {
       Object.assign(headers, workflow.headers);
       body = workflow.body;
     }
+    const metrics = this.options.metrics;
+    const sentAt = clock.now();
+    if (message.retried === 0) metrics?.firstAttemptLateness((sentAt - message.notBefore) / 1000);
     const attempt = await this.options.dispatcher.send({
       url: message.url,
       method: message.spec.method,
@@ -362,6 +370,7 @@ export class Engine {
       return { kind: 'release', message };
     }
     const finishedAt = clock.now();
+    metrics?.attemptDuration((finishedAt - sentAt) / 1000);
     const outcome = decideOutcome({
       attempt,
       retried: message.retried,
@@ -422,7 +431,8 @@ export class Engine {
       });
       for (const [, flight] of due) flight.leaseUntil = leaseUntil;
     } catch (error) {
-      this.options.logger.error({ err: error }, 'extending leases failed');
+      const messageIds = due.map(([id]) => id);
+      this.options.logger.error({ err: error, messageIds }, 'extending leases failed');
     }
   }
 }

@@ -8,6 +8,7 @@ import type { Clock } from '../core/clock.js';
 import { newDlqId } from '../core/ids.js';
 import type { Logger } from '../core/logger.js';
 import type { UsageRecorder } from '../core/management.js';
+import type { AttemptOutcome, MetricsSink } from '../core/metrics.js';
 import type { AttemptResult, Outcome } from '../core/retry-timing.js';
 import type {
   CallbackSpec,
@@ -80,6 +81,8 @@ export interface OutcomeWriterOptions {
   onMessagesStored?: () => void;
   /** Counts outcomes (`delivered`, `retried`, `failed`) once their commit succeeded. */
   usage?: UsageRecorder;
+  /** Counts attempts by outcome, DLQ moves and callback messages once their commit succeeded. */
+  metrics?: MetricsSink;
 }
 
 /**
@@ -112,6 +115,12 @@ async function evictBeyondLimit(
   return events;
 }
 
+function attemptOutcome(outcome: Outcome): AttemptOutcome {
+  if (outcome.kind === 'retry') return 'retried';
+  if (outcome.kind === 'failed') return outcome.nonRetryable ? 'non_retryable' : 'failed';
+  return 'delivered';
+}
+
 export class OutcomeWriter {
   private readonly group: GroupCommit<Completion, void>;
 
@@ -140,7 +149,10 @@ export class OutcomeWriter {
     } catch (error) {
       // Unwritten outcomes leave the messages leased; they are delivered again after the
       // lease expires (at-least-once), so this loses nothing.
-      this.options.logger.error({ err: error, count: batch.length }, 'writing outcomes failed');
+      const messageIds = batch.flatMap((c) =>
+        c.kind === 'events' ? c.events.map((e) => e.messageId) : [c.message.id],
+      );
+      this.options.logger.error({ err: error, messageIds }, 'writing outcomes failed');
     }
     return [];
   }
@@ -148,6 +160,7 @@ export class OutcomeWriter {
   private async applyCompletions(batch: Completion[]): Promise<void> {
     const now = this.options.clock.now();
     let created: Message[] = [];
+    let dlq: DlqEntry[] = [];
     const applied: Extract<Completion, { kind: 'outcome' }>[] = [];
     await this.options.executor.transaction(async (tx) => {
       // ACTIVE events first: a message's ACTIVE always precedes its outcome in the log. These
@@ -203,8 +216,10 @@ export class OutcomeWriter {
       ]);
       if (evicted.length > 0) await tx.eventInsertMany({ events: evicted });
       created = out.messages;
+      dlq = out.dlq;
     }, NOT_DURABLE);
     if (created.length > 0) this.options.onMessagesStored?.();
+    this.count(applied, dlq, created);
     const usage = this.options.usage;
     if (!usage) return;
     for (const { message, outcome, finishedAt } of applied) {
@@ -216,6 +231,37 @@ export class OutcomeWriter {
       usage.add(m.accountId, 'messages', 1, m.createdAt);
       if (m.spec.workflow) usage.add(m.accountId, 'workflow_message', 1, m.createdAt);
     }
+  }
+
+  /** Metrics and the debug log line of each attempt, once the commit has succeeded. */
+  private count(
+    applied: readonly Extract<Completion, { kind: 'outcome' }>[],
+    dlq: readonly DlqEntry[],
+    created: readonly Message[],
+  ): void {
+    const { metrics, logger } = this.options;
+    for (const { message, outcome, attempt } of applied) {
+      const kind = attemptOutcome(outcome);
+      metrics?.attempted(kind, message.accountId);
+      logger.debug(
+        {
+          messageId: message.id,
+          outcome: kind,
+          retried: message.retried,
+          status: attempt.kind === 'response' ? attempt.status : undefined,
+        },
+        'delivery attempt',
+      );
+    }
+    for (const entry of dlq) {
+      metrics?.movedToDlq(entry.message.accountId, 1);
+      logger.info(
+        { messageId: entry.message.id, dlqId: entry.dlqId, error: entry.error },
+        'message failed: moved to the DLQ',
+      );
+    }
+    // Workflow messages are counted from their metering (see app.ts).
+    for (const m of created) if (!m.spec.workflow) metrics?.published('callback', m.accountId, 1);
   }
 
   private recordOutcome(c: Extract<Completion, { kind: 'outcome' }>, out: Written): void {

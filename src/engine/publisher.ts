@@ -7,6 +7,7 @@
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import type { UsageRecorder } from '../core/management.js';
+import type { MetricsSink, PublishKind } from '../core/metrics.js';
 import type { EventRecord, Message } from '../core/types.js';
 import type { WorkflowRun, WorkflowStep } from '../core/workflow.js';
 import type { Executor } from '../storage/driver.js';
@@ -24,6 +25,8 @@ export interface PublishItem {
    * duplicate, like a deduplication id); `append` adds the message to the run's history.
    */
   workflow?: { kind: 'start'; run: WorkflowRun } | { kind: 'append' } | { kind: 'none' };
+  /** How it was published, for metrics (default `publish`; workflow messages count as `workflow`). */
+  kind?: Extract<PublishKind, 'publish' | 'batch'>;
 }
 
 export interface PublishResult {
@@ -44,6 +47,8 @@ export interface PublisherOptions {
   maxBatch?: number;
   /** Counts the messages created (`messages`), once their commit succeeded. */
   usage?: UsageRecorder;
+  /** Counts published messages by kind (workflow messages are counted from `usage`, see app.ts). */
+  metrics?: MetricsSink;
   /**
    * Batches of publishes into flow-control keys or queues committing at once (default: as many
    * as other batches). Such a batch holds its gates' row locks until its commit, fsync included
@@ -150,6 +155,7 @@ export class Publisher {
         },
       },
     );
+    this.countPublished(batch, stored);
     const usage = this.options.usage;
     if (usage) {
       for (const m of stored) {
@@ -165,6 +171,19 @@ export class Publisher {
       }
     }
     return results;
+  }
+
+  private countPublished(batch: PublishItem[][], stored: Message[]): void {
+    const metrics = this.options.metrics;
+    if (!metrics || stored.length === 0) return;
+    const written = new Set(stored);
+    for (const items of batch) {
+      for (const { message, kind } of items) {
+        if (!message.spec.workflow && written.has(message)) {
+          metrics.published(kind ?? 'publish', message.accountId, 1);
+        }
+      }
+    }
   }
 }
 

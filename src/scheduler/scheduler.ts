@@ -20,6 +20,7 @@ import { FerryError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { Schedule } from '../core/schedule.js';
 import type { UsageRecorder } from '../core/management.js';
+import type { MetricsSink } from '../core/metrics.js';
 import type { Account, Message, UrlGroup } from '../core/types.js';
 import type { AccountDirectory } from '../engine/accounts.js';
 import { eventOf } from '../engine/records.js';
@@ -38,6 +39,8 @@ export interface SchedulerOptions {
   onFired: () => void;
   /** Counts the produced messages (metering) once their commit succeeded. */
   usage?: UsageRecorder;
+  /** Tick lateness and the messages published by schedules. */
+  metrics?: MetricsSink;
   /** Schedules claimed per transaction (default 200). */
   batch?: number;
   /**
@@ -128,6 +131,7 @@ export class Scheduler {
   /** One transaction: claim up to `batch` due schedules, store their messages, advance them. */
   private async fireBatch(now: number): Promise<number> {
     let stored: Message[] = [];
+    let ticks: number[] = [];
     const fired = await this.options.executor.transaction(
       async (tx) => {
         const due = await tx.scheduleClaimDue({ now, limit: this.batch });
@@ -154,6 +158,7 @@ export class Scheduler {
         }
         await Promise.all(writes);
         stored = messages;
+        ticks = advances.map((a) => a.lastScheduleTime);
         return due.length;
       },
       {
@@ -164,6 +169,11 @@ export class Scheduler {
     );
     const usage = this.options.usage;
     if (usage) for (const m of stored) usage.add(m.accountId, 'messages', 1, m.createdAt);
+    const metrics = this.options.metrics;
+    if (metrics) {
+      for (const tick of ticks) metrics.scheduleLateness((now - tick) / 1000);
+      for (const m of stored) metrics.published('schedule', m.accountId, 1);
+    }
     return fired;
   }
 

@@ -403,6 +403,25 @@ export interface MessageCountInFlightParams {
   now: number;
 }
 
+export interface MessageCountByStateParams {
+  now: number;
+  /**
+   * Each count stops at this many rows: the gauges of `/metrics` read them at every scrape, and
+   * a count must not become a scan of a large backlog. A count equal to `limit` means "at least".
+   */
+  limit: number;
+}
+/** Messages that are not final, by state (see `messageCountByState`). */
+export interface MessageCounts {
+  /** Due now and not being delivered (expired leases included: they are due again). */
+  due: number;
+  /** Due later: a delay, a not-before time or a retry's backoff. */
+  delayed: number;
+  /** Waiting behind a flow-control key or a queue to be admitted. */
+  waiting: number;
+  /** Leased and unexpired: being delivered by some node. */
+  inFlight: number;
+}
 export interface WorkflowRunDeleteEndedParams {
   before: number;
   limit: number;
@@ -574,6 +593,8 @@ export interface Executor {
   messageDeleteMany(params: MessageDeleteManyParams): Promise<Message[]>;
   /** The account's messages leased and not expired at `now`: its deliveries in flight. */
   messageCountInFlight(params: MessageCountInFlightParams): Promise<number>;
+  /** Every account's messages by state, each count bounded by `limit` (metrics gauges). */
+  messageCountByState(params: MessageCountByStateParams): Promise<MessageCounts>;
 
   /**
    * Admits waiting messages of flow-control keys and queues (see core/flow-control.ts): for up
@@ -612,6 +633,8 @@ export interface Executor {
   dlqDeleteMany(params: DlqDeleteManyParams): Promise<number>;
   /** Number of DLQ entries of the account. */
   dlqCount(params: DlqCountParams): Promise<number>;
+  /** Entries in every account's DLQ, from the sizes the triggers keep (no count of the table). */
+  dlqCountAll(): Promise<number>;
   /** Deletes entries with `expiresAt <= now`; returns the number deleted. */
   dlqDeleteExpired(params: DlqDeleteExpiredParams): Promise<number>;
   /**
@@ -710,6 +733,13 @@ export interface Executor {
   workflowWaiterDelete(params: WorkflowWaiterDeleteParams): Promise<boolean>;
 }
 
+export interface MigrationStatus {
+  /** Versions of this build's migrations that the database has not applied (oldest first). */
+  pending: number[];
+  /** The highest version this build knows. */
+  latest: number;
+}
+
 export interface Driver {
   readonly name: 'sqlite' | 'postgres';
   readonly executor: Executor;
@@ -722,6 +752,11 @@ export interface Driver {
    */
   listenWake(onWake: () => void): Promise<() => Promise<void>>;
   notifyWake(): Promise<void>;
+  /**
+   * Readiness: answers the numbered migrations this build knows and those applied in the
+   * database. Throws when the database does not answer (unreachable, no such schema, closed).
+   */
+  migrationStatus(): Promise<MigrationStatus>;
   /** Closes connections; pending operations finish first. Idempotent. */
   close(): Promise<void>;
 }

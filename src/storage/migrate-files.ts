@@ -54,3 +54,15 @@ export function listMigrationFiles(dir: string | URL): MigrationFile[] {
 export function readMigrationFile(file: MigrationFile): string {
   return readFileSync(file.path, 'utf8');
 }
+
+/** What `Driver.migrationStatus` answers: the versions of `files` missing from `applied`. */
+export function migrationStatusOf(
+  files: readonly MigrationFile[],
+  applied: Iterable<number>,
+): { pending: number[]; latest: number } {
+  const done = new Set(applied);
+  return {
+    pending: files.filter((f) => !done.has(f.version)).map((f) => f.version),
+    latest: files[files.length - 1]?.version ?? 0,
+  };
+}

@@ -27,6 +27,8 @@ export interface TestFerryOptions {
   storage?: 'sqlite' | 'postgres';
   /** The server's logger (default silent; errors on stderr with TEST_LOG set). */
   logger?: Logger;
+  /** A storage driver opened by the test (instead of `storage`). */
+  driver?: Driver;
 }
 
 export interface TestFerry {
@@ -55,7 +57,7 @@ export async function startFerry(options: TestFerryOptions = {}): Promise<TestFe
     {},
   );
   if (options.engine === false) config.roles = ['api'];
-  let driver: Driver | undefined;
+  let driver: Driver | undefined = options.driver;
   let schema: string | undefined;
   if (options.storage === 'postgres') {
     if (!pgUrl) throw new Error('TEST_DATABASE_URL is not set');

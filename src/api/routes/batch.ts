@@ -158,6 +158,7 @@ export function batchRoutes(app: FastifyInstance, ctx: ApiContext): void {
     const prepared = await prepareEntries(ctx, account, entries, request.ip);
     const queues = await newQueues(ctx, account, prepared);
     const items = prepared.flatMap((p) => p.items);
+    for (const item of items) item.kind = 'batch';
     await admitRequest(ctx, request, reply, items.length);
     // Only a valid, admitted batch creates its queues. A queue that another request took the
     // last `max_queues` place from meanwhile fails the batch (412) before any message is stored.

@@ -25,6 +25,7 @@ import { managementCases } from './management-cases.js';
 import { lifecycleCases } from './lifecycle-cases.js';
 import { messageCases } from './message-cases.js';
 import { scheduleCases } from './schedule-cases.js';
+import { statsCases } from './stats-cases.js';
 import { transactionCases } from './transaction-cases.js';
 import { urlGroupCases } from './url-group-cases.js';
 import { workflowCases } from './workflow-cases.js';
@@ -83,5 +84,6 @@ export function runDriverConformance(
     describe('schedules', () => scheduleCases(ctx));
     describe('account limits', () => limitCases(ctx));
     describe('flow control and queues', () => flowGateCases(ctx));
+    describe('metrics counts and readiness', () => statsCases(ctx));
   });
 }

@@ -30,7 +30,8 @@ import * as messages from './postgres-messages.js';
 import * as rateCounters from './postgres-rate-counters.js';
 import * as schedules from './postgres-schedules.js';
 import * as workflows from './postgres-workflows.js';
-import { migratePostgres, quoteIdentifier } from './postgres-migrate.js';
+import * as stats from './postgres-stats.js';
+import { migratePostgres, postgresMigrationStatus, quoteIdentifier } from './postgres-migrate.js';
 import { type Db, transactional } from './postgres-rows.js';
 import * as urlGroups from './postgres-url-groups.js';
 import { wakeChannelOf } from './postgres-wake.js';
@@ -148,6 +149,10 @@ class PostgresExecutor implements Executor {
   messageReleaseMany = this.op(messages.messageReleaseMany);
   messageDeleteMany = this.op(messages.messageDeleteMany);
   messageCountInFlight = this.op(messages.messageCountInFlight);
+  messageCountByState = this.op(stats.messageCountByState);
+  dlqCountAll(): Promise<number> {
+    return this.track(stats.dlqCountAll(this.db));
+  }
 
   flowGateAdmit = this.op(flowGates.flowGateAdmit);
   flowGateGet = this.op(flowGates.flowGateGet);
@@ -292,6 +297,7 @@ export function openPostgresDriver(options: PostgresDriverOptions): Driver {
     name: 'postgres',
     executor: new PostgresExecutor(sql, begin, track),
     migrate: () => track(migratePostgres(sql, schema)),
+    migrationStatus: () => track(postgresMigrationStatus(sql)),
     async listenWake(onWake) {
       const subscription = await sql.listen(wakeChannel, () => onWake());
       let done = false;

@@ -4,7 +4,8 @@
  * `ferry_migrations`.
  */
 import type postgres from 'postgres';
-import { listMigrationFiles, readMigrationFile } from '../migrate-files.js';
+import type { MigrationStatus } from '../driver.js';
+import { listMigrationFiles, migrationStatusOf, readMigrationFile } from '../migrate-files.js';
 
 /** Key of the transaction-scoped advisory lock that serializes migrations across nodes. */
 const MIGRATION_LOCK_KEY = 0x4665_7272_7901; // "Ferry" + 1, fits a BIGINT
@@ -49,4 +50,20 @@ export async function migratePostgres(sql: postgres.Sql, schema: string): Promis
         VALUES (${migration.version}, ${migration.name}, ${Date.now()})`;
     }
   });
+}
+
+/**
+ * The migrations of this build missing from the schema; all of them when the schema or its
+ * `ferry_migrations` table is gone. Rejects when PostgreSQL does not answer.
+ */
+export async function postgresMigrationStatus(sql: postgres.Sql): Promise<MigrationStatus> {
+  // to_regclass resolves through the search_path (the schema): NULL when the table is missing.
+  const [found] = await sql<{ t: string | null }[]>`SELECT to_regclass('ferry_migrations') AS t`;
+  const rows = found?.t
+    ? await sql<{ version: number }[]>`SELECT version FROM ferry_migrations`
+    : [];
+  return migrationStatusOf(
+    listMigrationFiles(MIGRATIONS_DIR),
+    rows.map((r) => r.version),
+  );
 }

@@ -6,8 +6,8 @@
  * `sqlite-ops.ts` for the SQL.
  */
 import Database from 'better-sqlite3';
-import type { Driver, Executor } from '../driver.js';
-import { listMigrationFiles, readMigrationFile } from '../migrate-files.js';
+import type { Driver, Executor, MigrationStatus } from '../driver.js';
+import { listMigrationFiles, migrationStatusOf, readMigrationFile } from '../migrate-files.js';
 import { AsyncLock } from './async-lock.js';
 import { RootScope, SqliteExecutor } from './sqlite-executor.js';
 import { WalSync } from './wal-sync.js';
@@ -112,6 +112,22 @@ class SqliteDriverImpl implements SqliteDriver {
 
   migrate(): Promise<void> {
     return this.root.exclusive(() => migrateSync(this.db));
+  }
+
+  /**
+   * A read on the connection, without the transaction lock: it sees what is committed (or what
+   * the open transaction wrote) and needs no ordering with writes.
+   */
+  migrationStatus(): Promise<MigrationStatus> {
+    return Promise.resolve().then(() => {
+      const table = this.db
+        .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'ferry_migrations'")
+        .get();
+      const applied = table
+        ? (this.db.prepare('SELECT version FROM ferry_migrations').pluck().all() as number[])
+        : [];
+      return migrationStatusOf(listMigrationFiles(MIGRATIONS_DIR), applied);
+    });
   }
 
   /**

@@ -103,6 +103,8 @@ import type {
   WorkflowWaiterDeleteParams,
   WorkflowWaiterInsertParams,
   WorkflowWaiterListParams,
+  MessageCountByStateParams,
+  MessageCounts,
 } from '../driver.js';
 import type { Schedule } from '../../core/schedule.js';
 import type { WorkflowRun, WorkflowStep } from '../../core/workflow.js';
@@ -259,6 +261,12 @@ export class SqliteExecutor implements Executor {
   }
   dlqCount(p: DlqCountParams): Promise<number> {
     return this.scope.run(() => this.ops.management.dlqCount(p), READ_ONLY);
+  }
+  dlqCountAll(): Promise<number> {
+    return this.scope.run(() => this.ops.stats.dlqCountAll(), READ_ONLY);
+  }
+  messageCountByState(p: MessageCountByStateParams): Promise<MessageCounts> {
+    return this.scope.run(() => this.ops.stats.messageCountByState(p), READ_ONLY);
   }
   dlqDeleteExpired(p: DlqDeleteExpiredParams): Promise<number> {
     return this.scope.run(() => this.ops.dlqDeleteExpired(p));

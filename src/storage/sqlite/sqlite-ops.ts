@@ -84,6 +84,7 @@ import { SqliteManagementOps } from './sqlite-management-ops.js';
 import { SqliteScheduleOps } from './sqlite-schedules.js';
 import { SqliteWorkflowOps } from './sqlite-workflows.js';
 import { SqliteFlowGateOps } from './sqlite-flow-gates.js';
+import { SqliteStatsOps } from './sqlite-stats.js';
 import { gateOf, PARKED_DUE_AT } from '../../core/flow-control.js';
 import { SqliteStatements, type Statement } from './sqlite-statements.js';
 
@@ -134,6 +135,8 @@ export class SqliteOps {
   readonly limits: SqliteLimitOps;
   /** Flow-control keys and queues (`sqlite-flow-gates.ts`). */
   readonly flowGates: SqliteFlowGateOps;
+  /** Bounded counts for the metrics gauges (`sqlite-stats.ts`). */
+  readonly stats: SqliteStatsOps;
 
   constructor(db: Database.Database) {
     this.statements = new SqliteStatements(db);
@@ -142,6 +145,7 @@ export class SqliteOps {
     this.workflows = new SqliteWorkflowOps(db);
     this.limits = new SqliteLimitOps(this.statements);
     this.flowGates = new SqliteFlowGateOps(this.statements);
+    this.stats = new SqliteStatsOps(this.statements, this.leases);
   }
 
   private stmt(sql: string): Statement {

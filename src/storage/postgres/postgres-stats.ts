@@ -1,0 +1,44 @@
+/**
+ * Counts for the `/metrics` gauges: every account's messages by state, each count bounded (a
+ * `LIMIT` inside, so a large backlog costs at most `limit` index entries per count), and the
+ * DLQ size from the sizes its triggers keep (migration 006).
+ */
+import { PARKED_DUE_AT } from '../../core/flow-control.js';
+import type { MessageCountByStateParams, MessageCounts } from '../driver.js';
+import type { Db } from './postgres-rows.js';
+
+/**
+ * A leased row's `due_at` is its lease expiry (> now while the lease lives) and a waiting row's
+ * is PARKED_DUE_AT, so `due_at <= now` is exactly "due and not in flight", expired leases
+ * included, read from the due index. The in-flight count reads the partial index of leased rows
+ * (migration 009). The four counts go out together, pipelined on the pool.
+ */
+export async function messageCountByState(
+  db: Db,
+  { now, limit }: MessageCountByStateParams,
+): Promise<MessageCounts> {
+  const count = async (rows: Promise<{ n: number }[]>): Promise<number> => (await rows)[0]?.n ?? 0;
+  const [due, delayed, waiting, inFlight] = await Promise.all([
+    count(db<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM (
+        SELECT 1 FROM messages WHERE due_at <= ${now} LIMIT ${limit}) m`),
+    count(db<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM (
+        SELECT 1 FROM messages WHERE due_at > ${now} AND due_at < ${PARKED_DUE_AT}
+          AND lease_token IS NULL LIMIT ${limit}) m`),
+    count(db<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM (
+        SELECT 1 FROM messages WHERE wait_due_at IS NOT NULL LIMIT ${limit}) m`),
+    count(db<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM (
+        SELECT 1 FROM messages WHERE lease_token IS NOT NULL AND due_at > ${now}
+          LIMIT ${limit}) m`),
+  ]);
+  return { due, delayed, waiting, inFlight };
+}
+
+/** One row per account with a DLQ, kept by triggers: no count of the DLQ table. */
+export async function dlqCountAll(db: Db): Promise<number> {
+  const [row] = await db<{ n: number }[]>`SELECT COALESCE(sum(size), 0)::int AS n FROM dlq_sizes`;
+  return row?.n ?? 0;
+}

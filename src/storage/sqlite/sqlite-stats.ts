@@ -1,0 +1,47 @@
+/**
+ * Counts for the `/metrics` gauges on SQLite: every account's messages by state, each count
+ * bounded (a `LIMIT` inside, so a large backlog costs at most `limit` index entries per count),
+ * and the DLQ size from the sizes its triggers keep (migration 006).
+ */
+import { PARKED_DUE_AT } from '../../core/flow-control.js';
+import type { MessageCountByStateParams, MessageCounts } from '../driver.js';
+import type { LeaseTable } from './lease-table.js';
+import type { SqliteStatements } from './sqlite-statements.js';
+
+export class SqliteStatsOps {
+  constructor(
+    private readonly statements: SqliteStatements,
+    private readonly leases: LeaseTable,
+  ) {}
+
+  private bounded(where: string, ...params: number[]): number {
+    const row = this.statements
+      .get(`SELECT count(*) AS n FROM (SELECT 1 FROM messages WHERE ${where} LIMIT ?)`)
+      .get(...params) as { n: number };
+    return row.n;
+  }
+
+  /**
+   * Unlike PostgreSQL, leases live in memory (`lease-table.ts`) and a leased row keeps the
+   * `due_at` it was claimed at (at or before the claim), so the rows due by `now` include the
+   * ones in flight: they are counted with room for them, then taken away.
+   */
+  messageCountByState({ now, limit }: MessageCountByStateParams): MessageCounts {
+    const inFlight = [...this.leases.liveIds(now)].length;
+    const dueRows = this.bounded('due_at <= ?', now, limit + inFlight);
+    return {
+      due: Math.min(limit, Math.max(0, dueRows - inFlight)),
+      delayed: this.bounded('due_at > ? AND due_at < ?', now, PARKED_DUE_AT, limit),
+      waiting: this.bounded('wait_due_at IS NOT NULL', limit),
+      inFlight: Math.min(limit, inFlight),
+    };
+  }
+
+  /** One row per account with a DLQ, kept by triggers: no count of the DLQ table. */
+  dlqCountAll(): number {
+    const row = this.statements.get('SELECT COALESCE(sum(size), 0) AS n FROM dlq_sizes').get() as {
+      n: number;
+    };
+    return row.n;
+  }
+}
