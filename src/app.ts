@@ -130,6 +130,7 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
     usage: meter,
   });
   const pruner = new Pruner({ executor, clock, logger, eventRetentionMs: config.eventRetentionMs });
+  const backupTo = driver.backup?.bind(driver);
   const management: MgmtContext = {
     executor,
     clock,
@@ -138,6 +139,7 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
     meter,
     logger,
     eventRetentionMs: config.eventRetentionMs,
+    backup: backupTo && { dataDir: config.dataDir, run: backupTo },
   };
   const server = buildServer(
     {

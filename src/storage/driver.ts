@@ -722,6 +722,12 @@ export interface Driver {
    */
   listenWake(onWake: () => void): Promise<() => Promise<void>>;
   notifyWake(): Promise<void>;
+  /**
+   * Copies the database, online, into a new file at `path` (`ferry backup`). SQLite only: its
+   * file is locked by this process, so only this process can copy it. PostgreSQL leaves it out;
+   * its own tools (`pg_dump`, `pg_basebackup`) back it up.
+   */
+  backup?(path: string): Promise<void>;
   /** Closes connections; pending operations finish first. Idempotent. */
   close(): Promise<void>;
 }
