@@ -59,6 +59,7 @@ async function follow(
   const stop = (): never => process.exit(0);
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+  if (!opts.json) process.stdout.write(`${HEADERS.join('  ')}\n`);
   let since = 0;
   let seen = new Set<string>();
   for (let events = latest; ;) {
