@@ -205,12 +205,12 @@ describe('ferry schedules, groups, queues and keys', SLOW, () => {
       env,
     );
     expect(made).toMatchObject({ name: 'jobs', parallelism: 2, paused: true });
+    const before = dest.requests.length;
     await cliJson(['publish', `${dest.url}/queued`, '--queue', 'jobs', '--body', 'q'], env);
     expect((await cliJson<Queue>(['queues', 'get', 'jobs'], env)).lag).toBe(1);
     expect((await runCli(['queues', 'resume', 'jobs'], env)).status).toBe(0);
-    await eventually(async () =>
-      dest.requests.some((r) => r.path === '/queued') ? true : undefined,
-    );
+    const delivered = await dest.waitFor(before + 1, 20_000);
+    expect(delivered[before]?.path).toBe('/queued');
     expect((await cliJson<Queue[]>(['queues', 'list'], env)).map((q) => q.name)).toContain('jobs');
     expect((await runCli(['queues', 'delete', 'jobs'], env)).status).toBe(0);
     expect((await runCli(['queues', 'get', 'jobs'], env)).status).toBe(1);
@@ -306,10 +306,9 @@ describe('mistakes', SLOW, () => {
   });
 
   it('reports a server that does not answer, status 1', async () => {
-    const res = await runCli(['keys', 'get'], {
-      FERRY_URL: 'http://127.0.0.1:9',
-      FERRY_TOKEN: 't',
-    });
+    const closed = await startReceiver();
+    await closed.close();
+    const res = await runCli(['keys', 'get'], { FERRY_URL: closed.url, FERRY_TOKEN: 't' });
     expect(res.status).toBe(1);
     expect(res.stderr).toMatch(/^ferry: fetch failed: .*ECONNREFUSED/);
   });

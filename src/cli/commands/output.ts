@@ -16,8 +16,8 @@ export function sanitize(text: string): string {
 export function cell(value: unknown): string {
   if (value === undefined || value === null || value === '') return '-';
   if (Array.isArray(value)) return value.length === 0 ? '-' : value.map(cell).join(',');
-  if (typeof value === 'object') return sanitize(JSON.stringify(value));
-  return sanitize(String(value as string | number | boolean));
+  // Numbers and booleans print the same as JSON; objects (header maps) as JSON.
+  return sanitize(typeof value === 'string' ? value : JSON.stringify(value));
 }
 
 /** Unix ms as an ISO 8601 time (UTC); `-` for none. */
