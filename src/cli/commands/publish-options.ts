@@ -80,6 +80,9 @@ export function publishRequest(destination: string, flags: PublishFlags): Publis
   if (fc === undefined && (flags.parallelism ?? flags.rate ?? flags.period) !== undefined) {
     throw new UsageError('--parallelism, --rate and --period need --flow-control-key');
   }
+  if (fc !== undefined && flags.parallelism === undefined && flags.rate === undefined) {
+    throw new UsageError('--flow-control-key needs --parallelism or --rate');
+  }
   return {
     destination,
     body: body(flags),
