@@ -269,6 +269,10 @@ describe('mistakes', SLOW, () => {
       [['publish'], /^ferry: missing required argument 'destination'/],
       [['publish', dest.url, '--header', 'novalue'], /^ferry: --header must be name:value/],
       [
+        ['publish', dest.url, '--flow-control-key', 'k'],
+        /^ferry: --flow-control-key needs --parallelism or --rate/,
+      ],
+      [
         ['accounts', 'stats', 'x', '--period', '2h'],
         /^ferry: option '--period <period>' argument '2h' is invalid/,
       ],
