@@ -159,6 +159,7 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
     metrics,
   });
   const pruner = new Pruner({ executor, clock, logger, eventRetentionMs: config.eventRetentionMs });
+  const backupTo = driver.backup?.bind(driver);
   const management: MgmtContext = {
     executor,
     clock,
@@ -167,6 +168,7 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
     meter,
     logger,
     eventRetentionMs: config.eventRetentionMs,
+    backup: backupTo && { dataDir: config.dataDir, run: backupTo },
   };
   let stopping: Promise<void> | undefined;
   const ops: OpsOptions = {

@@ -2,12 +2,14 @@
  * Ferry's settings: each has a flag, an environment variable and a default, in that order of
  * precedence. `docs/configuration.md` lists them; keep the two in step.
  */
+import { Command, CommanderError, Option as CommandOption } from 'commander';
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { isPlanName, resolvePlans, type PlanTable } from '../core/plans.js';
 import type { PlanName } from '../core/types.js';
 import { parseDuration } from '../core/duration.js';
+import { commanderMessage, UsageError } from './errors.js';
 
 /**
  * `api` serves HTTP, `worker` delivers messages, `scheduler` fires cron schedules, `maintenance`
@@ -76,69 +78,195 @@ export interface Config {
   metricsAccountLabel: boolean;
 }
 
-interface Option {
+/**
+ * One setting of `ferry start`. To add one: a line here (`help` is its `--help` text, `arg` the
+ * name of its value), a field in {@link Config} read in {@link resolveConfig}, and a row in
+ * docs/configuration.md. The flag is parsed by commander; the environment variable and the
+ * default are applied in `resolveConfig` (commander's own `.env()` would treat an empty variable
+ * as set and `FERRY_ENV=development` as on).
+ */
+export interface Option {
   flag: string;
   env: string;
   /** Boolean flags take no value (`--production`). */
   boolean?: boolean;
+  /** Name of the value in `--help` (`--port <N>`); default `value`. */
+  arg?: string;
+  /** One line for `--help`, with the default. */
+  help?: string;
 }
 
-const OPTIONS = {
-  port: { flag: 'port', env: 'FERRY_PORT' },
-  mgmtPort: { flag: 'mgmt-port', env: 'FERRY_MGMT_PORT' },
-  meteringFlush: { flag: 'metering-flush', env: 'FERRY_METERING_FLUSH' },
-  host: { flag: 'host', env: 'FERRY_HOST' },
-  dataDir: { flag: 'data-dir', env: 'FERRY_DATA_DIR' },
-  databaseUrl: { flag: 'database-url', env: 'FERRY_DATABASE_URL' },
-  databaseSchema: { flag: 'database-schema', env: 'FERRY_DATABASE_SCHEMA' },
-  headerPrefix: { flag: 'header-prefix', env: 'FERRY_HEADER_PREFIX' },
-  production: { flag: 'production', env: 'FERRY_ENV', boolean: true },
-  plan: { flag: 'plan', env: 'FERRY_PLAN' },
-  plansFile: { flag: 'plans-file', env: 'FERRY_PLANS_FILE' },
-  roles: { flag: 'roles', env: 'FERRY_ROLES' },
-  concurrency: { flag: 'concurrency', env: 'FERRY_CONCURRENCY' },
-  deliveryThread: { flag: 'delivery-thread', env: 'FERRY_DELIVERY_THREAD' },
-  workflowInlineHistory: { flag: 'workflow-inline-history', env: 'FERRY_WORKFLOW_INLINE_HISTORY' },
-  lease: { flag: 'lease', env: 'FERRY_LEASE' },
-  sqliteSynchronous: { flag: 'sqlite-synchronous', env: 'FERRY_SQLITE_SYNCHRONOUS' },
-  eventRetention: { flag: 'event-retention', env: 'FERRY_EVENT_RETENTION' },
-  shutdownGrace: { flag: 'shutdown-grace', env: 'FERRY_SHUTDOWN_GRACE' },
-  logLevel: { flag: 'log-level', env: 'FERRY_LOG_LEVEL' },
-  logFormat: { flag: 'log-format', env: 'FERRY_LOG_FORMAT' },
-  metricsPort: { flag: 'metrics-port', env: 'FERRY_METRICS_PORT' },
-  metricsToken: { flag: 'metrics-token', env: 'FERRY_METRICS_TOKEN' },
+export const OPTIONS = {
+  port: { flag: 'port', env: 'FERRY_PORT', arg: 'N', help: 'API port, 0 = any free port (8080)' },
+  mgmtPort: {
+    flag: 'mgmt-port',
+    env: 'FERRY_MGMT_PORT',
+    arg: 'N',
+    help: 'management API on a port of its own (on --port)',
+  },
+  meteringFlush: {
+    flag: 'metering-flush',
+    env: 'FERRY_METERING_FLUSH',
+    arg: 'D',
+    help: 'how often usage is written (5s)',
+  },
+  host: { flag: 'host', env: 'FERRY_HOST', arg: 'H', help: 'listen address (127.0.0.1)' },
+  dataDir: {
+    flag: 'data-dir',
+    env: 'FERRY_DATA_DIR',
+    arg: 'D',
+    help: 'SQLite database and credentials.json (./.ferry)',
+  },
+  databaseUrl: {
+    flag: 'database-url',
+    env: 'FERRY_DATABASE_URL',
+    arg: 'URL',
+    help: 'postgres://… for PostgreSQL (SQLite in the data dir)',
+  },
+  databaseSchema: {
+    flag: 'database-schema',
+    env: 'FERRY_DATABASE_SCHEMA',
+    arg: 'S',
+    help: "PostgreSQL schema for Ferry's tables (public)",
+  },
+  headerPrefix: {
+    flag: 'header-prefix',
+    env: 'FERRY_HEADER_PREFIX',
+    arg: 'P',
+    help: 'prefix of custom headers; Upstash = QStash dialect (Svc)',
+  },
+  production: {
+    flag: 'production',
+    env: 'FERRY_ENV',
+    boolean: true,
+    help: 'refuse private/loopback destinations; FERRY_ENV=production (off)',
+  },
+  plan: {
+    flag: 'plan',
+    env: 'FERRY_PLAN',
+    arg: 'free|paid',
+    help: 'plan of the default account at first start (paid)',
+  },
+  plansFile: {
+    flag: 'plans-file',
+    env: 'FERRY_PLANS_FILE',
+    arg: 'F',
+    help: 'JSON overrides of plan limits',
+  },
+  roles: {
+    flag: 'roles',
+    env: 'FERRY_ROLES',
+    arg: 'R,R',
+    help: 'services of this process (api,worker,scheduler,maintenance)',
+  },
+  concurrency: {
+    flag: 'concurrency',
+    env: 'FERRY_CONCURRENCY',
+    arg: 'N',
+    help: 'deliveries in flight (256)',
+  },
+  deliveryThread: {
+    flag: 'delivery-thread',
+    env: 'FERRY_DELIVERY_THREAD',
+    arg: 'auto|on|off',
+    help: 'deliveries on a thread of their own (auto)',
+  },
+  workflowInlineHistory: {
+    flag: 'workflow-inline-history',
+    env: 'FERRY_WORKFLOW_INLINE_HISTORY',
+    arg: 'BYTES',
+    help: 'largest workflow history sent inline (1048576)',
+  },
+  lease: { flag: 'lease', env: 'FERRY_LEASE', arg: 'D', help: 'lease of a claimed message (30s)' },
+  sqliteSynchronous: {
+    flag: 'sqlite-synchronous',
+    env: 'FERRY_SQLITE_SYNCHRONOUS',
+    arg: 'S',
+    help: 'full or normal (full)',
+  },
+  eventRetention: {
+    flag: 'event-retention',
+    env: 'FERRY_EVENT_RETENTION',
+    arg: 'D',
+    help: 'how long the events log keeps entries (7d)',
+  },
+  shutdownGrace: {
+    flag: 'shutdown-grace',
+    env: 'FERRY_SHUTDOWN_GRACE',
+    arg: 'D',
+    help: 'wait for in-flight deliveries on stop (10s)',
+  },
+  logLevel: { flag: 'log-level', env: 'FERRY_LOG_LEVEL', arg: 'L', help: 'log level (info)' },
+  logFormat: {
+    flag: 'log-format',
+    env: 'FERRY_LOG_FORMAT',
+    arg: 'json|pretty',
+    help: 'log lines as JSON or for a terminal (json)',
+  },
+  metricsPort: {
+    flag: 'metrics-port',
+    env: 'FERRY_METRICS_PORT',
+    arg: 'N',
+    help: '/metrics on a port of its own (on --port)',
+  },
+  metricsToken: {
+    flag: 'metrics-token',
+    env: 'FERRY_METRICS_TOKEN',
+    arg: 'T',
+    help: 'bearer token /metrics requires (none)',
+  },
   metricsAccountLabel: {
     flag: 'metrics-account-label',
     env: 'FERRY_METRICS_ACCOUNT_LABEL',
     boolean: true,
+    help: 'label per-account series with the account id (off)',
   },
 } satisfies Record<string, Option>;
 
 type OptionName = keyof typeof OPTIONS;
 
 /** Thrown for a bad flag or value; the CLI prints the message and exits with status 2. */
-export class ConfigError extends Error {}
+export class ConfigError extends UsageError {}
 
-/** Parses `--name value`, `--name=value` and boolean `--name`; rejects unknown flags. */
-export function parseFlags(argv: readonly string[]): Map<string, string> {
-  const known = new Map<string, Option>(Object.values(OPTIONS).map((o) => [o.flag, o]));
+/** Adds every setting of {@link OPTIONS} to `command` as a flag (`ferry start`, `ferry users`). */
+export function addConfigOptions(command: Command): Command {
+  for (const option of Object.values(OPTIONS) as Option[]) {
+    const flags = option.boolean
+      ? `--${option.flag}`
+      : `--${option.flag} <${option.arg ?? 'value'}>`;
+    command.addOption(new CommandOption(flags, `${option.help ?? ''} [${option.env}]`.trim()));
+  }
+  return command;
+}
+
+/** The settings flags given on `command`'s command line, by flag name (`'true'` for a boolean). */
+export function givenFlags(command: Command): Map<string, string> {
   const flags = new Map<string, string>();
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] ?? '';
-    if (!arg.startsWith('--')) throw new ConfigError(`unexpected argument "${arg}"`);
-    const eq = arg.indexOf('=');
-    const name = eq === -1 ? arg.slice(2) : arg.slice(2, eq);
-    const option = known.get(name);
-    if (!option) throw new ConfigError(`unknown option --${name} (see docs/configuration.md)`);
-    if (eq !== -1) flags.set(name, arg.slice(eq + 1));
-    else if (option.boolean) flags.set(name, 'true');
-    else {
-      const value = argv[++i];
-      if (value === undefined) throw new ConfigError(`--${name} needs a value`);
-      flags.set(name, value);
-    }
+  for (const option of command.options) {
+    const name = option.attributeName();
+    if (option.long === undefined || command.getOptionValueSource(name) !== 'cli') continue;
+    const value: unknown = command.getOptionValue(name);
+    // A negated flag (`--no-x`) stores false: it was given, so it counts as on.
+    flags.set(option.long.slice(2), typeof value === 'boolean' ? 'true' : String(value));
   }
   return flags;
+}
+
+/**
+ * Parses `--name value`, `--name=value` and boolean `--name` with commander; rejects unknown
+ * flags and stray arguments with a {@link ConfigError}.
+ */
+export function parseFlags(argv: readonly string[]): Map<string, string> {
+  const command = addConfigOptions(new Command('start'))
+    .exitOverride()
+    .configureOutput({ writeErr: () => undefined, writeOut: () => undefined });
+  try {
+    command.parse(argv, { from: 'user' });
+  } catch (error) {
+    if (error instanceof CommanderError) throw new ConfigError(commanderMessage(error));
+    throw error;
+  }
+  return givenFlags(command);
 }
 
 function databaseSchema(value: string | undefined, option: string): string {
@@ -151,13 +279,23 @@ function databaseSchema(value: string | undefined, option: string): string {
   return schema;
 }
 
+/** The settings from command-line arguments (tests and `ferry users create`). */
 export function loadConfig(
   argv: readonly string[],
   env: NodeJS.ProcessEnv = process.env,
   cwd: string = process.cwd(),
   cpus: number = availableParallelism(),
 ): Config {
-  const flags = parseFlags(argv);
+  return resolveConfig(parseFlags(argv), env, cwd, cpus);
+}
+
+/** The settings from parsed flags (see {@link givenFlags}), the environment and the defaults. */
+export function resolveConfig(
+  flags: ReadonlyMap<string, string>,
+  env: NodeJS.ProcessEnv = process.env,
+  cwd: string = process.cwd(),
+  cpus: number = availableParallelism(),
+): Config {
   const get = (name: OptionName): string | undefined => {
     const option: Option = OPTIONS[name];
     return flags.get(option.flag) ?? (env[option.env] === '' ? undefined : env[option.env]);

@@ -6,7 +6,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { createUser } from '../api/mgmt/users.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
@@ -16,23 +15,11 @@ import type { Account, PlanName } from '../core/types.js';
 import { createAccount } from '../engine/account-factory.js';
 import type { AccountDirectory } from '../engine/accounts.js';
 import type { Executor } from '../storage/driver.js';
+import { credentialsPath, type Credentials } from './credentials-file.js';
 
 export { createAccount } from '../engine/account-factory.js';
 
-export interface Credentials {
-  baseUrl: string;
-  token: string;
-  currentSigningKey: string;
-  nextSigningKey: string;
-  accountId: string;
-  /** The management API's URL (the base URL unless `--mgmt-port` gives it a port of its own). */
-  mgmtUrl: string;
-  /** The administrator's e-mail and API key: `Authorization: Basic base64(email:apiKey)`. */
-  email: string;
-  apiKey: string;
-}
-
-export const credentialsPath = (dataDir: string): string => join(dataDir, 'credentials.json');
+export { credentialsPath, type Credentials } from './credentials-file.js';
 
 function readCredentials(path: string, logger: Logger): Partial<Credentials> | undefined {
   if (!existsSync(path)) return undefined;

@@ -126,6 +126,17 @@ export class FerryAdmin {
     this.search = new SearchAdminApi(this.http);
   }
 
+  /**
+   * Administrators only, SQLite only: an online copy of the server's database (SQLite's backup
+   * API; deliveries go on meanwhile), as the body of the answer. Write it to a file; `ferry
+   * restore` puts it back. A PostgreSQL server answers 400 (use `pg_dump`).
+   */
+  async backup(): Promise<ReadableStream<Uint8Array>> {
+    const res = await this.http.send({ method: 'POST', path: '/v2/admin/backup' });
+    if (res.body === null) throw new Error('the backup answer has no body');
+    return res.body;
+  }
+
   /** Administrators only: a new management user; its API key is shown only here. */
   createUser(email: string): Promise<{ email: string; api_key: string }> {
     return sendJson(this.http, 'POST', '/v2/admin/users', { email });

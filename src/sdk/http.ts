@@ -69,6 +69,12 @@ export class HttpClient {
    * Non-2xx → {@link FerryApiError} with the server's `{"error"}` text.
    */
   async request<T>(req: HttpRequest): Promise<T> {
+    const text = await (await this.send(req)).text();
+    return (text === '' ? undefined : JSON.parse(text)) as T;
+  }
+
+  /** Sends the request and returns the response unread (a download); non-2xx throws as above. */
+  async send(req: HttpRequest): Promise<Response> {
     const query = req.query === undefined ? '' : encodeQuery(req.query);
     const separator = req.path.includes('?') ? '&' : '?';
     const url = `${this.baseUrl}${req.path}${query === '' ? '' : separator + query}`;
@@ -76,9 +82,11 @@ export class HttpClient {
     const headers = new Headers({ Authorization: this.authorization });
     for (const [name, value] of Object.entries(req.headers ?? {})) headers.set(name, value);
     const res = await fetch(url, { method: req.method, headers, body: req.body });
-    const text = await res.text();
-    if (!res.ok) throw new FerryApiError(res.status, errorMessage(res, text), res.headers, text);
-    return (text === '' ? undefined : JSON.parse(text)) as T;
+    if (!res.ok) {
+      const text = await res.text();
+      throw new FerryApiError(res.status, errorMessage(res, text), res.headers, text);
+    }
+    return res;
   }
 }
 

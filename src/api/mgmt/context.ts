@@ -18,6 +18,8 @@ export interface MgmtContext {
   logger: Logger;
   /** How long the events log keeps entries (the account's `retention`), ms. */
   eventRetentionMs: number;
+  /** Online copy of the SQLite database into a file (`POST /v2/admin/backup`); absent on PostgreSQL. */
+  backup?: { dataDir: string; run(path: string): Promise<void> };
 }
 
 declare module 'fastify' {

@@ -1,11 +1,12 @@
 /**
  * The management API: `/v2/queue…` (messaging accounts and their statistics), `/v2/search…`
- * (search indexes) and `/v2/admin…` (users), behind Basic authentication. Kept apart from the
+ * (search indexes) and `/v2/admin…` (users, backups), behind Basic authentication. Kept apart from the
  * messaging routes: none of these paths is a messaging path, and the messaging Bearer auth does
  * not run here (it is registered in the messaging scope only).
  */
 import type { FastifyInstance } from 'fastify';
 import { accountRoutes } from './accounts.js';
+import { backupRoutes } from './backup.js';
 import { mgmtAuthHook } from './auth.js';
 import type { MgmtContext } from './context.js';
 import { searchRoutes } from './search.js';
@@ -23,6 +24,7 @@ export function registerManagement(app: FastifyInstance, ctx: MgmtContext): void
     statsRoutes(mgmt, ctx);
     searchRoutes(mgmt, ctx);
     userRoutes(mgmt, ctx);
+    backupRoutes(mgmt, ctx);
     done();
   });
 }

@@ -227,3 +227,36 @@ describe('listMigrationFiles', () => {
     expect(() => listMigrationFiles(join(dir, 'missing'))).toThrow(/migrations folder/);
   });
 });
+
+describe('sqlite backup', () => {
+  it('copies online: waits out a transaction open on the connection, includes what it committed', async () => {
+    await withDriver({ path: freshPath() }, async (driver) => {
+      for (let i = 0; i < 50; i++) await driver.executor.accountInsert({ account: makeAccount() });
+      let release = (): void => undefined;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      const late = makeAccount();
+      // A transaction that stays open across turns of the event loop, as publishes do.
+      const tx = driver.executor.transaction(async (t) => {
+        await t.accountInsert({ account: late });
+        await gate;
+      });
+      const copy = freshPath();
+      const backup = (driver.backup as (path: string) => Promise<void>)(copy);
+      // The backup's steps find the transaction open and retry; it commits, then they go on.
+      await new Promise((resolve) => setImmediate(resolve));
+      release();
+      await tx;
+      await backup;
+      await driver.executor.accountInsert({ account: makeAccount() }); // after: not in the copy
+      const db = new Database(copy, { readonly: true });
+      try {
+        expect(db.pragma('quick_check', { simple: true })).toBe('ok');
+        const ids = db.prepare('SELECT id FROM accounts').pluck().all() as string[];
+        expect(ids).toHaveLength(51);
+        expect(ids).toContain(late.id);
+      } finally {
+        db.close();
+      }
+    });
+  });
+});

@@ -1,0 +1,168 @@
+/**
+ * `ferry backup <file>`: an online copy of a running server's SQLite database, taken by the
+ * server (`POST /v2/admin/backup`) and checked here. `ferry restore <file> --data-dir <dir>`:
+ * puts a copy in place of a data directory's database while no Ferry runs on it.
+ */
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
+import { join, resolve } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createWriteStream } from 'node:fs';
+import Database from 'better-sqlite3';
+import { Command } from 'commander';
+import { credentialsPath } from '../credentials-file.js';
+import { UsageError } from '../errors.js';
+import { act } from './action.js';
+import { adminClient, withAdminConnection, type ConnectionFlags } from './connection.js';
+import { print, record } from './output.js';
+
+/** The file name of the database in a data directory (see `openDriver` in app.ts). */
+const DB_FILE = 'ferry.db';
+
+/**
+ * Checks that `path` is a whole Ferry database: SQLite's `quick_check` passes and it has
+ * applied migrations. Returns the newest migration version. `standalone` (a fresh download)
+ * also switches the copy from WAL to a rollback journal, so that it is one self-contained file
+ * (reading a WAL file leaves `-wal` and `-shm` files beside it); Ferry turns WAL back on when it
+ * opens the restored database.
+ */
+export function checkBackup(path: string, standalone = false): number {
+  let db: Database.Database;
+  try {
+    db = new Database(path, { readonly: !standalone, fileMustExist: true });
+    if (standalone) db.pragma('journal_mode = DELETE');
+  } catch (error) {
+    throw new UsageError(`${path}: ${(error as Error).message}`);
+  }
+  try {
+    const check = db.pragma('quick_check', { simple: true }) as string;
+    if (check !== 'ok') throw new Error(`the SQLite integrity check failed: ${check}`);
+    const version = db.prepare('SELECT max(version) FROM ferry_migrations').pluck().get();
+    if (typeof version !== 'number') throw new Error('it has no applied migration');
+    return version;
+  } catch (error) {
+    throw new UsageError(`${path} is not a Ferry backup: ${(error as Error).message}`);
+  } finally {
+    db.close();
+  }
+}
+
+function backupCommand(): Command {
+  return act<ConnectionFlags & { force?: boolean }>(
+    withAdminConnection(
+      new Command('backup')
+        .description("copy a running server's SQLite database into <file>, online")
+        .argument('<file>', 'where to write the copy (mode 0600)')
+        .option('--force', 'overwrite <file> if it exists'),
+    ),
+    async (opts, [file = '']) => {
+      const target = resolve(file);
+      if (existsSync(target) && !opts.force) {
+        throw new UsageError(`${target} exists; pass --force to overwrite it`);
+      }
+      const partial = `${target}.partial`;
+      const started = Date.now();
+      try {
+        const body = await adminClient(opts).backup();
+        await pipeline(Readable.fromWeb(body), createWriteStream(partial, { mode: 0o600 }));
+        const version = checkBackup(partial, true);
+        renameSync(partial, target);
+        const result = {
+          file: target,
+          bytes: statSync(target).size,
+          schemaVersion: version,
+          ms: Date.now() - started,
+        };
+        print(opts.json, result, () =>
+          record([
+            ['backup', result.file],
+            ['bytes', result.bytes],
+            ['schema version', result.schemaVersion],
+            ['took', `${result.ms} ms`],
+          ]),
+        );
+      } finally {
+        rmSync(partial, { force: true });
+      }
+    },
+  );
+}
+
+/** Throws when a Ferry holds `path` (it keeps an exclusive lock on its database while it runs). */
+function assertNotInUse(path: string): void {
+  const db = new Database(path, { fileMustExist: true, timeout: 0 });
+  try {
+    db.pragma('schema_version');
+  } catch (error) {
+    throw new UsageError(
+      `${path} is in use (is Ferry running on it? stop it first): ${(error as Error).message}`,
+    );
+  } finally {
+    db.close();
+  }
+}
+
+function restoreCommand(): Command {
+  return act<{ dataDir: string; credentials?: string; force?: boolean; json?: boolean }>(
+    new Command('restore')
+      .description("put a backup in place of a data directory's database (Ferry stopped)")
+      .argument('<file>', 'a file written by ferry backup')
+      .requiredOption('--data-dir <dir>', 'the data directory to restore into (created if missing)')
+      .option('--credentials <file>', 'also install this credentials.json (mode 0600)')
+      .option('--force', 'replace the database the directory already has')
+      .option('--json', 'print JSON'),
+    async (opts, [file = '']) => {
+      const source = resolve(file);
+      const version = checkBackup(source);
+      const dir = resolve(opts.dataDir);
+      const target = join(dir, DB_FILE);
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      if (existsSync(target)) {
+        if (!opts.force) throw new UsageError(`${target} exists; pass --force to replace it`);
+        assertNotInUse(target);
+      }
+      // Copied next to the target, then renamed over it, so that a failure leaves the old
+      // database whole. The old database's WAL must go with it: SQLite would apply it to the
+      // new file at the next open.
+      const partial = `${target}.restoring`;
+      rmSync(partial, { force: true });
+      const db = new Database(source, { readonly: true });
+      try {
+        await db.backup(partial);
+      } finally {
+        db.close();
+      }
+      chmodSync(partial, 0o600);
+      for (const suffix of ['-wal', '-shm']) rmSync(`${target}${suffix}`, { force: true });
+      renameSync(partial, target);
+      const creds = credentialsPath(dir);
+      if (opts.credentials !== undefined) {
+        copyFileSync(resolve(opts.credentials), creds);
+        chmodSync(creds, 0o600);
+      } else if (!existsSync(creds)) {
+        process.stderr.write(
+          `ferry: no credentials.json in ${dir}: copy the backed-up server's there (or pass ` +
+            '--credentials), else the next start creates a new default account and administrator\n',
+        );
+      }
+      const result = { dataDir: dir, database: target, schemaVersion: version };
+      print(opts.json, result, () =>
+        record([
+          ['restored', target],
+          ['schema version', version],
+          ['start with', `ferry start --data-dir ${dir}`],
+        ]),
+      );
+    },
+  );
+}
+
+export const backupCommands = (): Command[] => [backupCommand(), restoreCommand()];

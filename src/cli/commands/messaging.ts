@@ -1,0 +1,175 @@
+/** `ferry publish`, `ferry messages`, `ferry dlq` and `ferry keys`. */
+import { Command } from 'commander';
+import type { DlqMessage, Message, PublishResult } from '../../sdk/types.js';
+import { act } from './action.js';
+import { messagingClient, withConnection, type ConnectionFlags } from './connection.js';
+import { cell, print, record, table, time } from './output.js';
+import {
+  integer,
+  publishRequest,
+  withPublishOptions,
+  type PublishFlags,
+} from './publish-options.js';
+
+type PublishOpts = ConnectionFlags &
+  PublishFlags & { queue?: string; deduplicationId?: string; contentBasedDeduplication?: boolean };
+
+export function publishCommand(): Command {
+  const command = withPublishOptions(
+    withConnection(
+      new Command('publish')
+        .description('publish a message to a URL or a URL group')
+        .argument('<destination>', 'a URL (https://…) or a URL group name'),
+    ),
+  )
+    .option('--queue <name>', 'enqueue into this FIFO queue')
+    .option('--deduplication-id <id>', 'drop a later message with the same id')
+    .option('--content-based-deduplication', 'deduplicate on the destination, body and headers');
+  return act<PublishOpts>(command, async (opts, [destination = '']) => {
+    const client = messagingClient(opts);
+    const req = {
+      ...publishRequest(destination, opts),
+      deduplicationId: opts.deduplicationId,
+      contentBasedDeduplication: opts.contentBasedDeduplication,
+    };
+    const result: PublishResult =
+      opts.queue === undefined ? await client.publish(req) : await client.enqueue(opts.queue, req);
+    const rows = Array.isArray(result) ? result : [{ ...result, url: destination }];
+    print(opts.json, result, () =>
+      table(
+        ['MESSAGE ID', 'URL', 'DEDUPLICATED'],
+        rows.map((r) => [r.messageId, cell(r.url), r.deduplicated ? 'yes' : 'no']),
+      ),
+    );
+  });
+}
+
+function messageFields(m: Message): [string, unknown][] {
+  return [
+    ['id', m.messageId],
+    ['url', m.url],
+    ['group', m.topicName],
+    ['queue', m.queueName],
+    ['method', m.method],
+    ['retried', `${m.retried} of ${m.maxRetries}`],
+    ['due', time(m.notBefore)],
+    ['created', time(m.createdAt)],
+    ['callback', m.callback],
+    ['failure callback', m.failureCallback],
+    ['header', m.header],
+    ['body', m.body ?? (m.bodyBase64 === undefined ? undefined : `(base64) ${m.bodyBase64}`)],
+  ];
+}
+
+export function messagesCommand(): Command {
+  const get = act<ConnectionFlags>(
+    withConnection(new Command('get').description('show a message that is not final yet')).argument(
+      '<id>',
+    ),
+    async (opts, [id = '']) => {
+      const message = await messagingClient(opts).messages.get(id);
+      print(opts.json, message, () => record(messageFields(message)));
+    },
+  );
+  const cancel = act<ConnectionFlags>(
+    withConnection(new Command('cancel').description('cancel messages')).argument('<ids...>'),
+    async (opts, ids) => {
+      const result = await messagingClient(opts).messages.cancelMany({ messageIds: ids });
+      print(opts.json, result, () => `cancelled ${result.cancelled}`);
+    },
+  );
+  return new Command('messages')
+    .description('messages that are not delivered yet')
+    .addCommand(get)
+    .addCommand(cancel);
+}
+
+const dlqRow = (m: DlqMessage): string[] => [
+  m.dlqId,
+  m.messageId,
+  cell(m.url),
+  cell(m.responseStatus),
+  time(m.createdAt),
+];
+
+export function dlqCommand(): Command {
+  const list = act<ConnectionFlags & { destination?: string; count?: number; cursor?: string }>(
+    withConnection(new Command('list').description('list dead-lettered messages, newest first'))
+      .option('--destination <url>', 'only messages to this URL')
+      .option('--count <n>', 'at most this many (100)', integer)
+      .option('--cursor <cursor>', 'the next page, from a previous --json answer'),
+    async (opts) => {
+      const { destination } = opts;
+      const page = await messagingClient(opts).dlq.list({
+        count: opts.count,
+        cursor: opts.cursor,
+        filter: destination === undefined ? undefined : { url: destination },
+      });
+      print(opts.json, page, () =>
+        table(['DLQ ID', 'MESSAGE ID', 'URL', 'STATUS', 'CREATED'], page.messages.map(dlqRow)),
+      );
+    },
+  );
+  const get = act<ConnectionFlags>(
+    withConnection(new Command('get').description('show one entry')).argument('<dlq-id>'),
+    async (opts, [id = '']) => {
+      const m = await messagingClient(opts).dlq.get(id);
+      print(opts.json, m, () =>
+        record([
+          ['dlq id', m.dlqId],
+          ...messageFields(m),
+          ['response status', m.responseStatus],
+          ['response body', m.responseBody],
+        ]),
+      );
+    },
+  );
+  const retry = act<ConnectionFlags>(
+    withConnection(new Command('retry').description('publish entries again')).argument(
+      '<dlq-ids...>',
+    ),
+    async (opts, ids) => {
+      const res = await messagingClient(opts).dlq.retryMany({ dlqIds: ids });
+      print(opts.json, res, () =>
+        table(
+          ['DLQ ID', 'NEW MESSAGE ID'],
+          res.responses.map((r, i) => [ids[i] ?? '', r.messageId]),
+        ),
+      );
+    },
+  );
+  const remove = act<ConnectionFlags>(
+    withConnection(new Command('delete').description('remove entries')).argument('<dlq-ids...>'),
+    async (opts, ids) => {
+      const res = await messagingClient(opts).dlq.deleteMany({ dlqIds: ids });
+      print(opts.json, res, () => `deleted ${res.deleted}`);
+    },
+  );
+  return new Command('dlq')
+    .description('the dead-letter queue')
+    .addCommand(list)
+    .addCommand(get)
+    .addCommand(retry)
+    .addCommand(remove);
+}
+
+export function keysCommand(): Command {
+  const show = (name: string, description: string, rotate: boolean): Command =>
+    act<ConnectionFlags>(
+      withConnection(new Command(name).description(description)),
+      async (opts) => {
+        const keys = messagingClient(opts).keys;
+        const result = rotate ? await keys.rotate() : await keys.get();
+        print(opts.json, result, () =>
+          record([
+            ['current', result.current],
+            ['next', result.next],
+          ]),
+        );
+      },
+    );
+  return new Command('keys')
+    .description('the signing keys of deliveries')
+    .addCommand(show('get', 'show the current and next signing keys', false))
+    .addCommand(show('rotate', 'next becomes current and a new next is drawn', true));
+}

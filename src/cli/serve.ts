@@ -1,0 +1,122 @@
+/**
+ * What `ferry start` and `ferry users create` run. Loaded only by those commands (main.ts imports
+ * it lazily), so that a client command such as `ferry dlq list` does not load the server.
+ */
+import pino from 'pino';
+import pretty from 'pino-pretty';
+import { createUser } from '../api/mgmt/users.js';
+import { createFerry, openDriver } from '../app.js';
+import { FerryError } from '../core/errors.js';
+import { systemClock } from '../core/clock.js';
+import { ConfigError, type Config } from './config.js';
+import type { Account } from '../core/types.js';
+import { credentialsPath, ensureDefaultAccount, type Credentials } from './credentials.js';
+
+function banner(
+  config: Config,
+  credentials: Credentials,
+  account: Account,
+  created: boolean,
+  serving: boolean,
+): string {
+  const storage = config.databaseUrl ? 'PostgreSQL' : `SQLite in ${config.dataDir}`;
+  const mode = config.production
+    ? 'production (private and loopback destinations refused)'
+    : 'development (private and loopback destinations allowed)';
+  const roles = config.roles.join(', ');
+  return [
+    '',
+    serving
+      ? `  Ferry is running at ${credentials.baseUrl} (${roles})`
+      : `  Ferry is running without an API on this node (${roles})`,
+    `  storage:  ${storage}`,
+    `  mode:     ${mode}`,
+    `  headers:  ${config.headerPrefix}-*`,
+    '',
+    `  ${created ? 'Created' : 'Using'} the default account ${credentials.accountId} (plan ${account.plan}):`,
+    `    token:               ${credentials.token}`,
+    `    current signing key: ${credentials.currentSigningKey}`,
+    `    next signing key:    ${credentials.nextSigningKey}`,
+    `  Management API at ${credentials.mgmtUrl || '(not served on this node)'}:`,
+    `    email:   ${credentials.email}`,
+    `    api key: ${credentials.apiKey}`,
+    `  (saved in ${credentialsPath(config.dataDir)})`,
+    '',
+    `  Try: curl -X POST ${credentials.baseUrl}/v2/publish/https://example.com \\`,
+    `         -H "Authorization: Bearer ${credentials.token}" -d hello`,
+    '',
+  ].join('\n');
+}
+
+/** JSON lines on stdout (for log collectors), or pino-pretty's colored lines for a terminal. */
+function openLogger(config: Config): pino.Logger {
+  const options = { level: config.logLevel, base: undefined };
+  if (config.logFormat === 'json') return pino(options);
+  return pino(options, pretty({ colorize: process.stdout.isTTY, sync: true }));
+}
+
+export async function start(config: Config): Promise<void> {
+  const logger = openLogger(config);
+  const ferry = await createFerry({ config, logger });
+
+  // Handlers go in before the port opens, so a signal that arrives as soon as the banner is
+  // out (or even earlier) still stops Ferry gracefully.
+  let signals = 0;
+  const shutdown = (signal: string): void => {
+    if (++signals > 1) process.exit(1);
+    logger.info({ signal }, 'stopping: finishing in-flight deliveries');
+    ferry.stop().then(
+      () => {
+        logger.info('stopped cleanly');
+        process.exit(0);
+      },
+      (error: unknown) => {
+        logger.error({ err: error }, 'stopping failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+
+  await ferry.start();
+  const { credentials, account, created } = await ensureDefaultAccount({
+    dataDir: config.dataDir,
+    baseUrl: ferry.url,
+    mgmtUrl: ferry.mgmtUrl,
+    plan: config.plan,
+    executor: ferry.driver.executor,
+    accounts: ferry.accounts,
+    clock: systemClock,
+    logger,
+  });
+  const serving = config.roles.includes('api');
+  process.stdout.write(`${banner(config, credentials, account, created, serving)}\n`);
+}
+
+/**
+ * `ferry users create --email E [--admin]`: creates a management user in the storage the other
+ * options name (the server need not run) and prints `{"email", "api_key"}`.
+ */
+export async function createUserOffline(
+  config: Config,
+  email: string,
+  admin: boolean,
+): Promise<void> {
+  const driver = openDriver(config);
+  try {
+    await driver.migrate();
+    const { user, apiKey } = await createUser({
+      executor: driver.executor,
+      email,
+      admin,
+      now: systemClock.now(),
+    });
+    process.stdout.write(`${JSON.stringify({ email: user.email, api_key: apiKey })}\n`);
+  } catch (error) {
+    if (error instanceof FerryError) throw new ConfigError(error.message);
+    throw error;
+  } finally {
+    await driver.close();
+  }
+}

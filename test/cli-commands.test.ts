@@ -1,0 +1,319 @@
+/**
+ * The client commands as an operator runs them: the built `ferry` against a started Ferry,
+ * connecting through the data directory's credentials.json or FERRY_URL/FERRY_TOKEN.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+/** Each test runs the CLI several times, a second or two each on a busy machine. */
+const SLOW = { timeout: 180_000 };
+import type { DlqMessage, Event, Message, Schedule, UrlGroup } from '../src/sdk/types.js';
+import type { Queue } from '../src/sdk/queues.js';
+import type { MessagingAccount } from '../src/sdk/admin-types.js';
+import { cliJson, eventually, runCli, spawnCli } from './helpers/cli.js';
+import { startFerryProcess, type FerryProcess } from './helpers/process.js';
+import { startReceiver, type Receiver } from './helpers/receiver.js';
+
+let dataDir: string;
+let ferry: FerryProcess;
+let dest: Receiver;
+/** Connects through credentials.json, as on the server's machine. */
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), 'ferry-cli-cmd-'));
+  ferry = await startFerryProcess({ dataDir });
+  dest = await startReceiver((req) => ({ status: req.path.startsWith('/fail') ? 500 : 200 }));
+  env = { FERRY_DATA_DIR: dataDir };
+}, 60_000);
+afterAll(async () => {
+  await ferry.kill('SIGTERM');
+  await dest.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('ferry publish, logs and messages', SLOW, () => {
+  it('publishes with a body file, a header and a label; the log shows the delivery', async () => {
+    const bodyFile = join(dataDir, 'body.json');
+    writeFileSync(bodyFile, '{"order":42}');
+    const published = await cliJson<{ messageId: string }>(
+      [
+        'publish',
+        `${dest.url}/orders`,
+        '--body-file',
+        bodyFile,
+        '--content-type',
+        'application/json',
+        '--header',
+        'X-Tenant: acme',
+        '--label',
+        'billing',
+      ],
+      env,
+    );
+    expect(published.messageId).toMatch(/^msg_/);
+    const [req] = await dest.waitFor(1);
+    expect(req?.body.toString()).toBe('{"order":42}');
+    expect(req?.headers['x-tenant']).toBe('acme');
+    expect(req?.headers['content-type']).toBe('application/json');
+
+    const delivered = await eventually(async () => {
+      const events = await cliJson<Event[]>(['logs', '--message', published.messageId], env);
+      return events.find((e) => e.state === 'DELIVERED') ? events : undefined;
+    });
+    expect(delivered.map((e) => e.state)).toEqual(['CREATED', 'ACTIVE', 'DELIVERED']);
+    expect(delivered[0]?.labels ?? [delivered[0]?.label]).toEqual(['billing']);
+
+    const table = await runCli(['logs', '--label', 'billing'], env);
+    expect(table.status).toBe(0);
+    const lines = table.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^TIME\s+MESSAGE ID\s+STATE\s+URL\s+LABEL\s+DETAIL$/);
+    expect(lines.slice(1).map((l) => l.split(/\s+/)[2])).toEqual([
+      'CREATED',
+      'ACTIVE',
+      'DELIVERED',
+    ]);
+    // Columns are aligned: every row's state starts where the header's STATE does.
+    const at = lines[0]?.indexOf('STATE') ?? -1;
+    for (const line of lines.slice(1))
+      expect(line.slice(at)).toMatch(/^(CREATED|ACTIVE|DELIVERED) /);
+  });
+
+  it('shows a delayed message and cancels it; a cancelled one is a one-line error, status 1', async () => {
+    const { messageId } = await cliJson<{ messageId: string }>(
+      ['publish', `${dest.url}/later`, '--body', 'x', '--delay', '1h', '--retries', '2'],
+      env,
+    );
+    const message = await cliJson<Message>(['messages', 'get', messageId], env);
+    expect(message).toMatchObject({ messageId, maxRetries: 2, body: 'x' });
+    expect(message.notBefore).toBeGreaterThan(Date.now() + 50 * 60_000);
+    const human = await runCli(['messages', 'get', messageId], env);
+    expect(human.stdout).toMatch(new RegExp(`^id:\\s+${messageId}$`, 'm'));
+
+    const cancelled = await runCli(['messages', 'cancel', messageId], env);
+    expect(cancelled).toMatchObject({ status: 0, stdout: 'cancelled 1\n' });
+    const gone = await runCli(['messages', 'get', messageId], env);
+    expect(gone.status).toBe(1);
+    expect(gone.stdout).toBe('');
+    expect(gone.stderr).toMatch(/^ferry: .*\(HTTP 404\)\n$/);
+  });
+
+  it('follows the log: a message published meanwhile appears, SIGINT ends with status 0', async () => {
+    const follow = spawnCli(['logs', '--follow', '--interval', '1s', '--data-dir', dataDir]);
+    await follow.waitFor('TIME');
+    const { messageId } = await cliJson<{ messageId: string }>(
+      ['publish', `${dest.url}/followed`, '--body', 'f'],
+      env,
+    );
+    await follow.waitFor(`${messageId}  DELIVERED`);
+    expect(await follow.stop('SIGINT')).toBe(0);
+  });
+});
+
+describe('ferry dlq', SLOW, () => {
+  it('lists, shows, retries and deletes dead-lettered messages', async () => {
+    const { messageId } = await cliJson<{ messageId: string }>(
+      ['publish', `${dest.url}/fail`, '--body', 'doomed', '--retries', '0'],
+      env,
+    );
+    const entry = await eventually(async () => {
+      const page = await cliJson<{ messages: DlqMessage[] }>(['dlq', 'list'], env);
+      return page.messages.find((m) => m.messageId === messageId);
+    });
+    expect(entry.responseStatus).toBe(500);
+    const shown = await cliJson<DlqMessage>(['dlq', 'get', entry.dlqId], env);
+    expect(shown).toMatchObject({ messageId, body: 'doomed' });
+    const table = await runCli(['dlq', 'list'], env);
+    expect(table.stdout).toMatch(
+      new RegExp(`^${entry.dlqId}\\s+${messageId}\\s+\\S+/fail\\s+500\\s`, 'm'),
+    );
+
+    const retried = await cliJson<{ responses: { messageId: string }[] }>(
+      ['dlq', 'retry', entry.dlqId],
+      env,
+    );
+    expect(retried.responses[0]?.messageId).toMatch(/^msg_/);
+    const second = await eventually(async () => {
+      const page = await cliJson<{ messages: DlqMessage[] }>(['dlq', 'list'], env);
+      return page.messages.find((m) => m.messageId === retried.responses[0]?.messageId);
+    });
+    expect(await cliJson(['dlq', 'delete', second.dlqId], env)).toEqual({ deleted: 1 });
+    const missing = await runCli(['dlq', 'get', second.dlqId], env);
+    expect(missing.status).toBe(1);
+  });
+});
+
+describe('ferry schedules, groups, queues and keys', SLOW, () => {
+  it('creates, pauses, resumes and deletes a schedule', async () => {
+    const { scheduleId } = await cliJson<{ scheduleId: string }>(
+      [
+        'schedules',
+        'create',
+        `${dest.url}/tick`,
+        '--cron',
+        '0 3 * * *',
+        '--body',
+        'b',
+        '--retries',
+        '1',
+      ],
+      env,
+    );
+    const list = await cliJson<Schedule[]>(['schedules', 'list'], env);
+    expect(list.map((s) => s.scheduleId)).toContain(scheduleId);
+    expect((await runCli(['schedules', 'pause', scheduleId], env)).status).toBe(0);
+    expect(await cliJson<Schedule>(['schedules', 'get', scheduleId], env)).toMatchObject({
+      cron: '0 3 * * *',
+      isPaused: true,
+      retries: 1,
+    });
+    expect((await runCli(['schedules', 'resume', scheduleId], env)).status).toBe(0);
+    expect((await cliJson<Schedule>(['schedules', 'get', scheduleId], env)).isPaused).toBe(false);
+    expect((await runCli(['schedules', 'delete', scheduleId], env)).stdout).toBe(
+      `deleted ${scheduleId}\n`,
+    );
+    expect((await runCli(['schedules', 'get', scheduleId], env)).status).toBe(1);
+  });
+
+  it('builds a URL group that a publish fans out to, then takes it apart', async () => {
+    const added = await cliJson<UrlGroup>(
+      ['groups', 'add', 'team', `${dest.url}/g1`, `second=${dest.url}/g2`],
+      env,
+    );
+    expect(added.endpoints).toEqual([
+      { url: `${dest.url}/g1` },
+      { name: 'second', url: `${dest.url}/g2` },
+    ]);
+    const before = dest.requests.length;
+    const results = await cliJson<{ url: string }[]>(['publish', 'team', '--body', 'all'], env);
+    expect(results.map((r) => r.url).sort()).toEqual([`${dest.url}/g1`, `${dest.url}/g2`]);
+    await dest.waitFor(before + 2);
+    expect((await cliJson<UrlGroup[]>(['groups', 'list'], env)).map((g) => g.name)).toContain(
+      'team',
+    );
+    const removed = await cliJson<UrlGroup>(['groups', 'remove', 'team', `${dest.url}/g1`], env);
+    expect(removed.endpoints).toEqual([{ name: 'second', url: `${dest.url}/g2` }]);
+    expect((await runCli(['groups', 'delete', 'team'], env)).status).toBe(0);
+    expect((await runCli(['groups', 'get', 'team'], env)).status).toBe(1);
+  });
+
+  it('creates, pauses and deletes a queue that publishes go into', async () => {
+    const made = await cliJson<Queue>(
+      ['queues', 'upsert', 'jobs', '--parallelism', '2', '--paused'],
+      env,
+    );
+    expect(made).toMatchObject({ name: 'jobs', parallelism: 2, paused: true });
+    const before = dest.requests.length;
+    await cliJson(['publish', `${dest.url}/queued`, '--queue', 'jobs', '--body', 'q'], env);
+    expect((await cliJson<Queue>(['queues', 'get', 'jobs'], env)).lag).toBe(1);
+    expect((await runCli(['queues', 'resume', 'jobs'], env)).status).toBe(0);
+    const delivered = await dest.waitFor(before + 1, 20_000);
+    expect(delivered[before]?.path).toBe('/queued');
+    expect((await cliJson<Queue[]>(['queues', 'list'], env)).map((q) => q.name)).toContain('jobs');
+    expect((await runCli(['queues', 'delete', 'jobs'], env)).status).toBe(0);
+    expect((await runCli(['queues', 'get', 'jobs'], env)).status).toBe(1);
+  });
+
+  it('shows and rotates the signing keys', async () => {
+    const keys = await cliJson<{ current: string; next: string }>(['keys', 'get'], env);
+    expect(keys).toEqual({
+      current: ferry.credentials.currentSigningKey,
+      next: ferry.credentials.nextSigningKey,
+    });
+    const rotated = await cliJson<{ current: string; next: string }>(['keys', 'rotate'], env);
+    expect(rotated.current).toBe(keys.next);
+    expect(rotated.next).not.toBe(keys.next);
+  });
+});
+
+describe('ferry accounts', SLOW, () => {
+  it('lists, creates and rotates accounts; the new token works with FERRY_URL/FERRY_TOKEN', async () => {
+    const accounts = await cliJson<MessagingAccount[]>(['accounts', 'list'], env);
+    expect(accounts.map((a) => a.id)).toContain(ferry.credentials.accountId);
+    const created = await cliJson<MessagingAccount>(['accounts', 'create', '--plan', 'free'], env);
+    expect(created.type).toBe('free');
+    const asNew = { FERRY_URL: ferry.credentials.baseUrl, FERRY_TOKEN: created.token };
+    expect((await runCli(['keys', 'get'], asNew)).status).toBe(0);
+
+    const rotated = await cliJson<MessagingAccount>(['accounts', 'rotate-token', created.id], env);
+    expect(rotated.token).not.toBe(created.token);
+    const refused = await runCli(['keys', 'get'], asNew);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toMatch(/^ferry: .*\(HTTP 401\)\n$/);
+    expect((await runCli(['keys', 'get'], { ...asNew, FERRY_TOKEN: rotated.token })).status).toBe(
+      0,
+    );
+
+    const stats = await cliJson<{ days: string[] }>(
+      ['accounts', 'stats', created.id, '--period', '1d'],
+      env,
+    );
+    expect(Array.isArray(stats.days)).toBe(true);
+    const human = await runCli(['accounts', 'list'], env);
+    expect(human.stdout).toMatch(/^ID\s+PLAN\s+REGION\s+STATE\s+CREATED$/m);
+  });
+});
+
+describe('mistakes', SLOW, () => {
+  it('answers a bad command, flag or value with one line on stderr and status 2', async () => {
+    const cases: [string[], RegExp][] = [
+      [['dlq', 'lst'], /^ferry: unknown command 'lst'/],
+      [['frobnicate'], /^ferry: unknown command 'frobnicate'/],
+      [['publish', dest.url, '--colour', 'red'], /^ferry: unknown option --colour/],
+      [
+        ['publish', dest.url, '--retries', 'many'],
+        /^ferry: option '--retries <n>' argument 'many' is invalid/,
+      ],
+      [['publish'], /^ferry: missing required argument 'destination'/],
+      [['publish', dest.url, '--header', 'novalue'], /^ferry: --header must be name:value/],
+      [
+        ['publish', dest.url, '--flow-control-key', 'k'],
+        /^ferry: --flow-control-key needs --parallelism or --rate/,
+      ],
+      [
+        ['accounts', 'stats', 'x', '--period', '2h'],
+        /^ferry: option '--period <period>' argument '2h' is invalid/,
+      ],
+      [
+        ['keys', 'get', '--data-dir', join(dataDir, 'nothing-here')],
+        /^ferry: no server URL: pass --url/,
+      ],
+    ];
+    for (const [args, pattern] of cases) {
+      const res = await runCli(args, args.includes('--data-dir') ? {} : env);
+      expect(res.status, args.join(' ')).toBe(2);
+      expect(res.stderr, args.join(' ')).toMatch(pattern);
+      expect(res.stderr.trimEnd().split('\n'), args.join(' ')).toHaveLength(1);
+    }
+  });
+
+  it('answers --help for every command with status 0', async () => {
+    for (const args of [
+      ['publish'],
+      ['logs'],
+      ['messages', 'cancel'],
+      ['dlq', 'retry'],
+      ['schedules', 'create'],
+      ['groups', 'add'],
+      ['queues', 'upsert'],
+      ['keys', 'rotate'],
+      ['accounts', 'rotate-token'],
+      ['backup'],
+      ['restore'],
+    ]) {
+      const res = await runCli([...args, '--help']);
+      expect(res.status, args.join(' ')).toBe(0);
+      expect(res.stdout, args.join(' ')).toMatch(new RegExp(`^Usage: ferry ${args.join(' ')} `));
+    }
+  });
+
+  it('reports a server that does not answer, status 1', async () => {
+    const closed = await startReceiver();
+    await closed.close();
+    const res = await runCli(['keys', 'get'], { FERRY_URL: closed.url, FERRY_TOKEN: 't' });
+    expect(res.status).toBe(1);
+    expect(res.stderr).toMatch(/^ferry: fetch failed: .*ECONNREFUSED/);
+  });
+});
