@@ -120,6 +120,19 @@ describe('ferry start', () => {
     });
     expect(bad.status).toBe(2);
     expect(bad.stderr).toMatch(/--port\/FERRY_PORT/);
+    const noKey = spawnSync(
+      process.execPath,
+      [MAIN, 'start', '--data-dir', dataDir, '--database-url', 'postgres://127.0.0.1:1/x'],
+      { encoding: 'utf8', env: { ...process.env, FERRY_SECRET_KEY: '' } },
+    );
+    expect(noKey.status).toBe(2);
+    expect(noKey.stderr).toMatch(/--secret-key\/FERRY_SECRET_KEY is required with PostgreSQL/);
+    const badKey = spawnSync(process.execPath, [MAIN, 'start', '--secret-key', 'hunter2'], {
+      encoding: 'utf8',
+    });
+    expect(badKey.status).toBe(2);
+    expect(badKey.stderr).toMatch(/--secret-key\/FERRY_SECRET_KEY must be 32 bytes/);
+    expect(badKey.stderr).not.toContain('hunter2');
     const help = spawnSync(process.execPath, [MAIN, '--help'], { encoding: 'utf8' });
     expect(help.status).toBe(0);
     expect(help.stdout).toMatch(/--database-url/);

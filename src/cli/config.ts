@@ -8,6 +8,7 @@ import { resolve } from 'node:path';
 import { isPlanName, resolvePlans, type PlanTable } from '../core/plans.js';
 import type { PlanName } from '../core/types.js';
 import { parseDuration } from '../core/duration.js';
+import { parseSecretKey } from '../core/secret-box.js';
 
 /**
  * `api` serves HTTP, `worker` delivers messages, `scheduler` fires cron schedules, `maintenance`
@@ -63,6 +64,12 @@ export interface Config {
   /** How long SIGTERM waits for in-flight deliveries before releasing them for redelivery. */
   shutdownGraceMs: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'silent';
+  /**
+   * The AES-256 key that seals stored secrets (core/secret-box.ts): 32 bytes, given as 64 hex
+   * digits or base64. Absent: with SQLite, Ferry creates `<dataDir>/secret.key` at first start;
+   * PostgreSQL requires it, since every node must open what another sealed (cli/secret-key.ts).
+   */
+  secretKey?: Buffer;
 }
 
 interface Option {
@@ -93,6 +100,7 @@ const OPTIONS = {
   eventRetention: { flag: 'event-retention', env: 'FERRY_EVENT_RETENTION' },
   shutdownGrace: { flag: 'shutdown-grace', env: 'FERRY_SHUTDOWN_GRACE' },
   logLevel: { flag: 'log-level', env: 'FERRY_LOG_LEVEL' },
+  secretKey: { flag: 'secret-key', env: 'FERRY_SECRET_KEY' },
 } satisfies Record<string, Option>;
 
 type OptionName = keyof typeof OPTIONS;
@@ -216,6 +224,15 @@ export function loadConfig(
     throw new ConfigError(`${describe('databaseUrl')} must be a postgres:// URL`);
   }
 
+  // The value is a secret: the error names the option and the expected form, never the value.
+  const secretKeyText = get('secretKey');
+  const secretKey = secretKeyText === undefined ? undefined : parseSecretKey(secretKeyText);
+  if (secretKeyText !== undefined && !secretKey) {
+    throw new ConfigError(
+      `${describe('secretKey')} must be 32 bytes as 64 hex digits or base64 (openssl rand -base64 32)`,
+    );
+  }
+
   return {
     port: integer('port', 8080, 0, 65_535),
     mgmtPort: get('mgmtPort') === undefined ? undefined : integer('mgmtPort', 0, 0, 65_535),
@@ -242,5 +259,6 @@ export function loadConfig(
     eventRetentionMs: duration('eventRetention', '7d'),
     shutdownGraceMs: duration('shutdownGrace', '10s'),
     logLevel: oneOf('logLevel', ['fatal', 'error', 'warn', 'info', 'debug', 'silent'], 'info'),
+    secretKey,
   };
 }

@@ -11,6 +11,7 @@ import { createUser } from '../api/mgmt/users.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import type { ManagementUser } from '../core/management.js';
+import type { SecretBox } from '../core/secret-box.js';
 import { passwordMatches } from '../core/token.js';
 import type { Account, PlanName } from '../core/types.js';
 import { createAccount } from '../engine/account-factory.js';
@@ -63,15 +64,23 @@ async function ensureAdmin(p: {
   existing: Partial<Credentials> | undefined;
   executor: Executor;
   now: number;
-}): Promise<{ user: ManagementUser; apiKey: string }> {
+}): Promise<{ user: ManagementUser; apiKey: string; created: boolean }> {
   const { email, apiKey } = p.existing ?? {};
   if (email && apiKey) {
     const user = await p.executor.userGetByEmail({ email: email.toLowerCase() });
-    if (user?.admin && passwordMatches(apiKey, user.apiKeyHash)) return { user, apiKey };
+    if (user?.admin && passwordMatches(apiKey, user.apiKeyHash)) {
+      return { user, apiKey, created: false };
+    }
   }
   const taken = await p.executor.userGetByEmail({ email: ADMIN_EMAIL });
   const adminEmail = taken ? `admin-${randomBytes(4).toString('hex')}@ferry.local` : ADMIN_EMAIL;
-  return createUser({ executor: p.executor, email: adminEmail, admin: true, now: p.now });
+  const admin = await createUser({
+    executor: p.executor,
+    email: adminEmail,
+    admin: true,
+    now: p.now,
+  });
+  return { ...admin, created: true };
 }
 
 export async function ensureDefaultAccount(p: {
@@ -85,7 +94,15 @@ export async function ensureDefaultAccount(p: {
   accounts: AccountDirectory;
   clock: Clock;
   logger: Logger;
-}): Promise<{ credentials: Credentials; account: Account; created: boolean }> {
+  secrets: SecretBox;
+}): Promise<{
+  credentials: Credentials;
+  account: Account;
+  /** The default account was created by this start (its token and signing keys are new). */
+  created: boolean;
+  /** The administrator was created by this start (its API key is new). */
+  adminCreated: boolean;
+}> {
   const path = credentialsPath(p.dataDir);
   const existing = readCredentials(path, p.logger);
   const admin = await ensureAdmin({ existing, executor: p.executor, now: p.clock.now() });
@@ -104,6 +121,7 @@ export async function ensureDefaultAccount(p: {
       plan: p.plan,
       now: p.clock.now(),
       ownerId: admin.user.id,
+      secrets: p.secrets,
     }));
   } else if (account.ownerId === undefined) {
     // An account from before the management API: the administrator takes it over.
@@ -122,5 +140,5 @@ export async function ensureDefaultAccount(p: {
     apiKey: admin.apiKey,
   };
   writeCredentials(path, credentials);
-  return { credentials, account, created };
+  return { credentials, account, created, adminCreated: admin.created };
 }
