@@ -12,7 +12,7 @@ import { requestRateHook } from './limits.js';
 import { batchRoutes } from './routes/batch.js';
 import { dlqRoutes } from './routes/dlq.js';
 import { eventRoutes } from './routes/events.js';
-import { registerManagement, type MgmtContext } from './mgmt/index.js';
+import { MGMT_BODY_LIMIT, registerManagement, type MgmtContext } from './mgmt/index.js';
 import { keyRoutes } from './routes/keys.js';
 import { messageRoutes } from './routes/messages.js';
 import { publishRoutes } from './routes/publish.js';
@@ -33,6 +33,8 @@ export interface ServerOptions {
 /** A Fastify instance with Ferry's error mapping, raw-body parsing and `/health`. */
 function baseServer(logger: Logger, bodyLimit: number): FastifyInstance {
   const app = Fastify({
+    // No request log: request URLs carry tokens (`queue_token`). The one URL Ferry logs, a 500's,
+    // goes through urlForLog (errors.ts).
     logger: false,
     bodyLimit,
     // The destination URL is part of the path and may be long.
@@ -54,9 +56,6 @@ export function buildManagementServer(ctx: MgmtContext): FastifyInstance {
   registerManagement(app, ctx);
   return app;
 }
-
-/** Management bodies are a few small JSON fields. */
-const MGMT_BODY_LIMIT = 64 * 1024;
 
 /** Bytes of a request's body plus its response's body, as sent (`Content-Length`). */
 function exchangedBytes(request: FastifyRequest, reply: FastifyReply): number {
