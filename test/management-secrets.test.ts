@@ -4,8 +4,11 @@
  * beside the hashes authentication uses; rows from before the secret key show "" until reset.
  */
 import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '../src/core/clock.js';
+import { credentialsPath, ensureDefaultAccount } from '../src/cli/credentials.js';
+import { ManualClock, systemClock } from '../src/core/clock.js';
+import { silentLogger } from '../src/core/logger.js';
 import type { SearchIndex } from '../src/core/management.js';
 import { SecretBox } from '../src/core/secret-box.js';
 import { hashPassword } from '../src/core/token.js';
@@ -79,6 +82,33 @@ describe.each(STORAGES)('on %s', (storage) => {
     const again = await admin.json(`/v2/queue/${account.id}`);
     expect([again.password, again.token]).toEqual([rotated.password, rotated.token]);
     expect(again.token).not.toBe('');
+  });
+
+  it('the default account of credentials.json gets its password sealed at the next start', async () => {
+    const executor = t.ferry.driver.executor;
+    const legacy = await createAccount({ executor, plan: 'paid', now: Date.now(), ownerId });
+    const file = { token: legacy.token, email: admin.email, apiKey: admin.apiKey };
+    writeFileSync(credentialsPath(t.config.dataDir), JSON.stringify(file));
+    const start = (): ReturnType<typeof ensureDefaultAccount> =>
+      ensureDefaultAccount({
+        dataDir: t.config.dataDir,
+        baseUrl: t.url,
+        mgmtUrl: t.url,
+        plan: 'paid',
+        executor,
+        accounts: t.ferry.accounts,
+        clock: systemClock,
+        logger: silentLogger,
+        secrets: t.ferry.secrets,
+      });
+    const { account, created } = await start();
+    expect([account.id, created]).toEqual([legacy.account.id, false]);
+    const read = await admin.json(`/v2/queue/${legacy.account.id}`);
+    expect([read.password, read.token]).toEqual([legacy.password, legacy.token]);
+    // The next start finds it sealed and leaves it be.
+    const sealed = (await executor.accountGet({ id: legacy.account.id }))?.passwordSealed;
+    await start();
+    expect((await executor.accountGet({ id: legacy.account.id }))?.passwordSealed).toBe(sealed);
   });
 
   it('a password sealed under another key shows "" (the key was changed), not a 500', async () => {

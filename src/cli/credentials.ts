@@ -12,11 +12,11 @@ import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import type { ManagementUser } from '../core/management.js';
 import type { SecretBox } from '../core/secret-box.js';
-import { passwordMatches } from '../core/token.js';
+import { decodeToken, passwordMatches } from '../core/token.js';
 import type { Account, PlanName } from '../core/types.js';
-import { createAccount } from '../engine/account-factory.js';
+import { accountPasswordContext, createAccount } from '../engine/account-factory.js';
 import type { AccountDirectory } from '../engine/accounts.js';
-import type { Executor } from '../storage/driver.js';
+import type { AccountUpdateParams, Executor } from '../storage/driver.js';
 
 export { createAccount } from '../engine/account-factory.js';
 
@@ -83,6 +83,32 @@ async function ensureAdmin(p: {
   return { ...admin, created: true };
 }
 
+/**
+ * Brings a reused default account up to date: an account from before the management API is
+ * taken over by the administrator, and one from before the secret key (migration 010) gets its
+ * password sealed, which the token in credentials.json holds (no other hashed-only account's
+ * password can be recovered).
+ */
+async function upgradeDefaultAccount(p: {
+  account: Account;
+  token: string;
+  ownerId: string;
+  executor: Executor;
+  accounts: AccountDirectory;
+  secrets: SecretBox;
+}): Promise<Account> {
+  const changed: Pick<AccountUpdateParams, 'ownerId' | 'passwordSealed'> = {};
+  if (p.account.ownerId === undefined) changed.ownerId = p.ownerId;
+  const password = decodeToken(p.token)?.password;
+  if (p.account.passwordSealed === undefined && password !== undefined) {
+    changed.passwordSealed = p.secrets.seal(password, accountPasswordContext(p.account.id));
+  }
+  if (Object.keys(changed).length === 0) return p.account;
+  await p.executor.accountUpdate({ id: p.account.id, ...changed });
+  p.accounts.forget(p.account.id);
+  return { ...p.account, ...changed };
+}
+
 export async function ensureDefaultAccount(p: {
   dataDir: string;
   /** This node's API URL; empty when it serves no API (the file then keeps the one it has). */
@@ -123,11 +149,8 @@ export async function ensureDefaultAccount(p: {
       ownerId: admin.user.id,
       secrets: p.secrets,
     }));
-  } else if (account.ownerId === undefined) {
-    // An account from before the management API: the administrator takes it over.
-    await p.executor.accountUpdate({ id: account.id, ownerId: admin.user.id });
-    p.accounts.forget(account.id);
-    account = { ...account, ownerId: admin.user.id };
+  } else {
+    account = await upgradeDefaultAccount({ ...p, account, token, ownerId: admin.user.id });
   }
   const credentials: Credentials = {
     baseUrl: p.baseUrl || existing?.baseUrl || '',

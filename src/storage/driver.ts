@@ -98,7 +98,10 @@ export interface AccountUpdateParams {
   /** When the plan changed, ms; set together with `plan`. */
   planChangedAt?: number;
   budget?: number;
-  /** A new password: its hash and its sealed form, set together. */
+  /**
+   * A new password: its hash and its sealed form, set together; or the sealed form alone, for
+   * the password an account already has (the default account's, sealed after an upgrade).
+   */
   passwordHash?: string;
   passwordSealed?: string;
   ownerId?: string;

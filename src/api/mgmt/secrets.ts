@@ -35,7 +35,7 @@ function reveal(
   const secret = secrets.open(sealed, context);
   if (secret !== undefined) return secret;
   logger.warn(
-    { secret: context },
+    { field: context },
     'a stored secret does not open with this secret key (was --secret-key changed?); ' +
       'it shows as "" until it is reset',
   );
