@@ -14,7 +14,9 @@ import {
 } from './api/server.js';
 import type { MgmtContext } from './api/mgmt/index.js';
 import type { Config } from './cli/config.js';
+import { loadSecretKey } from './cli/secret-key.js';
 import { systemClock, type Clock } from './core/clock.js';
+import { SecretBox } from './core/secret-box.js';
 import type { Logger } from './core/logger.js';
 import { AccountDirectory } from './engine/accounts.js';
 import { createHttpDispatcher, type Dispatcher } from './engine/dispatcher.js';
@@ -45,6 +47,8 @@ export interface Ferry {
   readonly config: Config;
   readonly driver: Driver;
   readonly accounts: AccountDirectory;
+  /** Seals and opens stored credentials under the secret key (`--secret-key`, or secret.key). */
+  readonly secrets: SecretBox;
   readonly publisher: Publisher;
   readonly engine: Engine;
   readonly scheduler: Scheduler;
@@ -70,9 +74,16 @@ export interface Ferry {
   stop(): Promise<void>;
 }
 
+/**
+ * Creates the data directory (credentials.json and secret.key with either driver, the SQLite
+ * database) readable by its owner only. An existing directory keeps its mode.
+ */
+function makeDataDir(config: Config): void {
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+}
+
 export function openDriver(config: Config): Driver {
-  // The data directory holds credentials.json with either driver.
-  mkdirSync(config.dataDir, { recursive: true });
+  makeDataDir(config);
   if (config.databaseUrl) {
     return openPostgresDriver({ url: config.databaseUrl, schema: config.databaseSchema });
   }
@@ -89,6 +100,9 @@ export const issuerFor = (prefix: string): string =>
 export async function createFerry(options: FerryOptions): Promise<Ferry> {
   const { config, logger } = options;
   const clock = options.clock ?? systemClock;
+  // Before storage opens: a missing or malformed key stops the start with a ConfigError.
+  makeDataDir(config);
+  const secrets = new SecretBox(loadSecretKey(config));
   const driver = options.driver ?? openDriver(config);
   await driver.migrate();
   const executor = driver.executor;
@@ -169,6 +183,7 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
     logger,
     eventRetentionMs: config.eventRetentionMs,
     backup: backupTo && { dataDir: config.dataDir, run: backupTo },
+    secrets,
   };
   let stopping: Promise<void> | undefined;
   const ops: OpsOptions = {
@@ -220,6 +235,7 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
     config,
     driver,
     accounts,
+    secrets,
     publisher,
     engine,
     scheduler,

@@ -1,5 +1,5 @@
 /** `ferry start` as a user runs it: credentials, settings, graceful stop, restart. */
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -55,6 +55,45 @@ describe('ferry start', () => {
     expect(second.output()).toContain('Using the default account');
     expect(await second.kill('SIGINT')).toBe(0);
     await dest.close();
+  });
+
+  it('creates the data dir 0700 and its files 0600; prints secrets only at the start that made them', async () => {
+    const dir = join(dataDir, 'fresh');
+    const first = await startFerryProcess({ dataDir: dir });
+    const creds = first.credentials;
+    const res = await fetch(`${creds.baseUrl}/v2/publish/https://example.com/x`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${creds.token}`, 'Svc-Delay': '1h' },
+      body: 'stored',
+    });
+    expect(res.status).toBe(200);
+    const modeOf = (name: string): number => statSync(join(dir, name)).mode & 0o777;
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    for (const file of ['ferry.db', 'ferry.db-wal', 'credentials.json', 'secret.key']) {
+      expect([file, modeOf(file)]).toEqual([file, 0o600]);
+    }
+    for (const secret of [creds.token, creds.currentSigningKey, creds.apiKey]) {
+      expect(first.output()).toContain(secret);
+    }
+    expect(await first.kill('SIGTERM')).toBe(0);
+
+    // Files left 0644 by an earlier version are tightened at the next start.
+    for (const file of readdirSync(dir)) chmodSync(join(dir, file), 0o644);
+    const second = await startFerryProcess({ dataDir: dir });
+    expect(modeOf('ferry.db')).toBe(0o600);
+    if (existsSync(join(dir, 'ferry.db-wal'))) expect(modeOf('ferry.db-wal')).toBe(0o600);
+    const output = second.output();
+    for (const secret of [
+      creds.token,
+      creds.currentSigningKey,
+      creds.nextSigningKey,
+      creds.apiKey,
+    ]) {
+      expect(output).not.toContain(secret);
+    }
+    expect(output).toContain(join(dir, 'credentials.json'));
+    expect(output).toContain(`Using the default account ${creds.accountId}`);
+    expect(await second.kill('SIGTERM')).toBe(0);
   });
 
   it('takes settings from the environment: Upstash prefix, free plan, production mode', async () => {
@@ -120,6 +159,19 @@ describe('ferry start', () => {
     });
     expect(bad.status).toBe(2);
     expect(bad.stderr).toMatch(/--port\/FERRY_PORT/);
+    const noKey = spawnSync(
+      process.execPath,
+      [MAIN, 'start', '--data-dir', dataDir, '--database-url', 'postgres://127.0.0.1:1/x'],
+      { encoding: 'utf8', env: { ...process.env, FERRY_SECRET_KEY: '' } },
+    );
+    expect(noKey.status).toBe(2);
+    expect(noKey.stderr).toMatch(/--secret-key\/FERRY_SECRET_KEY is required with PostgreSQL/);
+    const badKey = spawnSync(process.execPath, [MAIN, 'start', '--secret-key', 'hunter2'], {
+      encoding: 'utf8',
+    });
+    expect(badKey.status).toBe(2);
+    expect(badKey.stderr).toMatch(/--secret-key\/FERRY_SECRET_KEY must be 32 bytes/);
+    expect(badKey.stderr).not.toContain('hunter2');
     const help = spawnSync(process.execPath, [MAIN, '--help'], { encoding: 'utf8' });
     expect(help.status).toBe(0);
     expect(help.stdout).toMatch(/--database-url/);

@@ -15,7 +15,7 @@ import { readinessRoute, type ReadinessOptions } from './readiness.js';
 import { batchRoutes } from './routes/batch.js';
 import { dlqRoutes } from './routes/dlq.js';
 import { eventRoutes } from './routes/events.js';
-import { registerManagement, type MgmtContext } from './mgmt/index.js';
+import { MGMT_BODY_LIMIT, registerManagement, type MgmtContext } from './mgmt/index.js';
 import { keyRoutes } from './routes/keys.js';
 import { messageRoutes } from './routes/messages.js';
 import { publishRoutes } from './routes/publish.js';
@@ -49,6 +49,8 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** A Fastify instance with Ferry's error mapping, raw-body parsing, request ids and ops routes. */
 function baseServer(logger: Logger, bodyLimit: number, ops: OpsOptions): FastifyInstance {
   const app = Fastify({
+    // No request log: request URLs carry tokens (`queue_token`). Ferry logs route patterns only
+    // (errors.ts, and the debug request line).
     logger: false,
     bodyLimit,
     // The destination URL is part of the path and may be long.
@@ -102,9 +104,6 @@ export function buildManagementServer(ctx: MgmtContext, ops: OpsOptions): Fastif
 export function buildOpsServer(logger: Logger, ops: OpsOptions): FastifyInstance {
   return baseServer(logger, 1024, ops);
 }
-
-/** Management bodies are a few small JSON fields. */
-const MGMT_BODY_LIMIT = 64 * 1024;
 
 /** Bytes of a request's body plus its response's body, as sent (`Content-Length`). */
 function exchangedBytes(request: FastifyRequest, reply: FastifyReply): number {

@@ -147,6 +147,9 @@ async function startFerry(storage: 'sqlite' | 'postgres', extra: string[] = []):
       process.env.TEST_DATABASE_URL as string,
       '--database-schema',
       schema,
+      // Required with PostgreSQL (seals stored credentials); any key does for a benchmark.
+      '--secret-key',
+      randomBytes(32).toString('base64'),
     );
   }
   const proc: ChildProcess = spawn(process.execPath, args, {

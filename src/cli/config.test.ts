@@ -70,6 +70,17 @@ describe('loadConfig', () => {
     expect(config.leaseMs).toBe(60_000);
   });
 
+  it('reads the secret key as hex or base64, and never repeats a bad one', () => {
+    const key = Buffer.alloc(32, 7);
+    expect(loadConfig(['--secret-key', key.toString('hex')], {}, dir).secretKey).toEqual(key);
+    const env = { FERRY_SECRET_KEY: key.toString('base64') };
+    expect(loadConfig([], env, dir).secretKey).toEqual(key);
+    expect(loadConfig([], {}, dir).secretKey).toBeUndefined();
+    expect(() => loadConfig(['--secret-key', 'my-secret-value'], {}, dir)).toThrow(
+      expect.objectContaining({ message: expect.not.stringContaining('my-secret-value') }),
+    );
+  });
+
   it('overrides plan limits from a plans file', () => {
     const file = join(dir, 'plans.json');
     writeFileSync(file, JSON.stringify({ free: { max_retries: 5, default_retries: 4 } }));
@@ -92,6 +103,8 @@ describe('loadConfig', () => {
       [['--header-prefix', 'Sv-c'], {}, /letters and digits/],
       [['--nope'], {}, /unknown option --nope/],
       [['--host'], {}, /--host needs a value/],
+      [['--secret-key', 'hunter2'], {}, /--secret-key\/FERRY_SECRET_KEY must be 32 bytes/],
+      [[], { FERRY_SECRET_KEY: 'ab'.repeat(31) }, /--secret-key\/FERRY_SECRET_KEY/],
     ];
     for (const [argv, env, pattern] of cases) {
       expect(() => loadConfig(argv, env, dir)).toThrow(ConfigError);

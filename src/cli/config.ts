@@ -10,6 +10,7 @@ import { isPlanName, resolvePlans, type PlanTable } from '../core/plans.js';
 import type { PlanName } from '../core/types.js';
 import { parseDuration } from '../core/duration.js';
 import { commanderMessage, UsageError } from './errors.js';
+import { parseSecretKey } from '../core/secret-box.js';
 
 /**
  * `api` serves HTTP, `worker` delivers messages, `scheduler` fires cron schedules, `maintenance`
@@ -76,6 +77,12 @@ export interface Config {
   metricsToken?: string;
   /** Label the per-account counters with the account id: one series per account, so only with few accounts. */
   metricsAccountLabel: boolean;
+  /**
+   * The AES-256 key that seals stored secrets (core/secret-box.ts): 32 bytes, given as 64 hex
+   * digits or base64. Absent: with SQLite, Ferry creates `<dataDir>/secret.key` at first start;
+   * PostgreSQL requires it, since every node must open what another sealed (cli/secret-key.ts).
+   */
+  secretKey?: Buffer;
 }
 
 /**
@@ -220,6 +227,12 @@ export const OPTIONS = {
     env: 'FERRY_METRICS_ACCOUNT_LABEL',
     boolean: true,
     help: 'label per-account series with the account id (off)',
+  },
+  secretKey: {
+    flag: 'secret-key',
+    env: 'FERRY_SECRET_KEY',
+    arg: 'K',
+    help: 'key sealing stored secrets; required with PostgreSQL (<data dir>/secret.key)',
   },
 } satisfies Record<string, Option>;
 
@@ -373,6 +386,15 @@ export function resolveConfig(
     throw new ConfigError(`${describe('databaseUrl')} must be a postgres:// URL`);
   }
 
+  // The value is a secret: the error names the option and the expected form, never the value.
+  const secretKeyText = get('secretKey');
+  const secretKey = secretKeyText === undefined ? undefined : parseSecretKey(secretKeyText);
+  if (secretKeyText !== undefined && !secretKey) {
+    throw new ConfigError(
+      `${describe('secretKey')} must be 32 bytes as 64 hex digits or base64 (openssl rand -base64 32)`,
+    );
+  }
+
   return {
     port: integer('port', 8080, 0, 65_535),
     mgmtPort: get('mgmtPort') === undefined ? undefined : integer('mgmtPort', 0, 0, 65_535),
@@ -404,5 +426,6 @@ export function resolveConfig(
       get('metricsPort') === undefined ? undefined : integer('metricsPort', 0, 0, 65_535),
     metricsToken: get('metricsToken'),
     metricsAccountLabel: ['true', '1'].includes(get('metricsAccountLabel') ?? ''),
+    secretKey,
   };
 }

@@ -10,11 +10,12 @@ import { createUser } from '../api/mgmt/users.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import type { ManagementUser } from '../core/management.js';
-import { passwordMatches } from '../core/token.js';
+import type { SecretBox } from '../core/secret-box.js';
+import { decodeToken, passwordMatches } from '../core/token.js';
 import type { Account, PlanName } from '../core/types.js';
-import { createAccount } from '../engine/account-factory.js';
+import { accountPasswordContext, createAccount } from '../engine/account-factory.js';
 import type { AccountDirectory } from '../engine/accounts.js';
-import type { Executor } from '../storage/driver.js';
+import type { AccountUpdateParams, Executor } from '../storage/driver.js';
 import { credentialsPath, type Credentials } from './credentials-file.js';
 
 export { createAccount } from '../engine/account-factory.js';
@@ -50,15 +51,49 @@ async function ensureAdmin(p: {
   existing: Partial<Credentials> | undefined;
   executor: Executor;
   now: number;
-}): Promise<{ user: ManagementUser; apiKey: string }> {
+}): Promise<{ user: ManagementUser; apiKey: string; created: boolean }> {
   const { email, apiKey } = p.existing ?? {};
   if (email && apiKey) {
     const user = await p.executor.userGetByEmail({ email: email.toLowerCase() });
-    if (user?.admin && passwordMatches(apiKey, user.apiKeyHash)) return { user, apiKey };
+    if (user?.admin && passwordMatches(apiKey, user.apiKeyHash)) {
+      return { user, apiKey, created: false };
+    }
   }
   const taken = await p.executor.userGetByEmail({ email: ADMIN_EMAIL });
   const adminEmail = taken ? `admin-${randomBytes(4).toString('hex')}@ferry.local` : ADMIN_EMAIL;
-  return createUser({ executor: p.executor, email: adminEmail, admin: true, now: p.now });
+  const admin = await createUser({
+    executor: p.executor,
+    email: adminEmail,
+    admin: true,
+    now: p.now,
+  });
+  return { ...admin, created: true };
+}
+
+/**
+ * Brings a reused default account up to date: an account from before the management API is
+ * taken over by the administrator, and one from before the secret key (migration 010) gets its
+ * password sealed, which the token in credentials.json holds (no other hashed-only account's
+ * password can be recovered).
+ */
+async function upgradeDefaultAccount(p: {
+  account: Account;
+  token: string;
+  ownerId: string;
+  executor: Executor;
+  accounts: AccountDirectory;
+  secrets: SecretBox;
+}): Promise<Account> {
+  const changed: Pick<AccountUpdateParams, 'ownerId' | 'passwordSealed'> = {};
+  if (p.account.ownerId === undefined) changed.ownerId = p.ownerId;
+  const password = decodeToken(p.token)?.password;
+  if (p.account.passwordSealed === undefined && password !== undefined) {
+    changed.passwordSealed = p.secrets.seal(password, accountPasswordContext(p.account.id));
+  }
+  if (Object.keys(changed).length === 0) return p.account;
+  await p.executor.accountUpdate({ id: p.account.id, ...changed });
+  p.accounts.forget(p.account.id);
+  return { ...p.account, ...changed };
 }
 
 export async function ensureDefaultAccount(p: {
@@ -72,7 +107,15 @@ export async function ensureDefaultAccount(p: {
   accounts: AccountDirectory;
   clock: Clock;
   logger: Logger;
-}): Promise<{ credentials: Credentials; account: Account; created: boolean }> {
+  secrets: SecretBox;
+}): Promise<{
+  credentials: Credentials;
+  account: Account;
+  /** The default account was created by this start (its token and signing keys are new). */
+  created: boolean;
+  /** The administrator was created by this start (its API key is new). */
+  adminCreated: boolean;
+}> {
   const path = credentialsPath(p.dataDir);
   const existing = readCredentials(path, p.logger);
   const admin = await ensureAdmin({ existing, executor: p.executor, now: p.clock.now() });
@@ -91,12 +134,10 @@ export async function ensureDefaultAccount(p: {
       plan: p.plan,
       now: p.clock.now(),
       ownerId: admin.user.id,
+      secrets: p.secrets,
     }));
-  } else if (account.ownerId === undefined) {
-    // An account from before the management API: the administrator takes it over.
-    await p.executor.accountUpdate({ id: account.id, ownerId: admin.user.id });
-    p.accounts.forget(account.id);
-    account = { ...account, ownerId: admin.user.id };
+  } else {
+    account = await upgradeDefaultAccount({ ...p, account, token, ownerId: admin.user.id });
   }
   const credentials: Credentials = {
     baseUrl: p.baseUrl || existing?.baseUrl || '',
@@ -109,5 +150,5 @@ export async function ensureDefaultAccount(p: {
     apiKey: admin.apiKey,
   };
   writeCredentials(path, credentials);
-  return { credentials, account, created };
+  return { credentials, account, created, adminCreated: admin.created };
 }

@@ -12,40 +12,63 @@ import { ConfigError, type Config } from './config.js';
 import type { Account } from '../core/types.js';
 import { credentialsPath, ensureDefaultAccount, type Credentials } from './credentials.js';
 
-function banner(
-  config: Config,
-  credentials: Credentials,
-  account: Account,
-  created: boolean,
-  serving: boolean,
-): string {
+/**
+ * What a start prints. Secrets (the token, the signing keys, the administrator's API key) are
+ * printed only by the start that created them: a log collector that keeps every start's output
+ * would otherwise hold them all. Later starts say where credentials.json is.
+ */
+function banner(p: {
+  config: Config;
+  credentials: Credentials;
+  account: Account;
+  created: boolean;
+  adminCreated: boolean;
+  serving: boolean;
+}): string {
+  const { config, credentials, account } = p;
   const storage = config.databaseUrl ? 'PostgreSQL' : `SQLite in ${config.dataDir}`;
   const mode = config.production
     ? 'production (private and loopback destinations refused)'
     : 'development (private and loopback destinations allowed)';
   const roles = config.roles.join(', ');
-  return [
+  const file = credentialsPath(config.dataDir);
+  const lines = [
     '',
-    serving
+    p.serving
       ? `  Ferry is running at ${credentials.baseUrl} (${roles})`
       : `  Ferry is running without an API on this node (${roles})`,
     `  storage:  ${storage}`,
     `  mode:     ${mode}`,
     `  headers:  ${config.headerPrefix}-*`,
     '',
-    `  ${created ? 'Created' : 'Using'} the default account ${credentials.accountId} (plan ${account.plan}):`,
-    `    token:               ${credentials.token}`,
-    `    current signing key: ${credentials.currentSigningKey}`,
-    `    next signing key:    ${credentials.nextSigningKey}`,
+    `  ${p.created ? 'Created' : 'Using'} the default account ${credentials.accountId} (plan ${account.plan})` +
+      (p.created ? ':' : ''),
+  ];
+  if (p.created) {
+    lines.push(
+      `    token:               ${credentials.token}`,
+      `    current signing key: ${credentials.currentSigningKey}`,
+      `    next signing key:    ${credentials.nextSigningKey}`,
+    );
+  }
+  lines.push(
     `  Management API at ${credentials.mgmtUrl || '(not served on this node)'}:`,
     `    email:   ${credentials.email}`,
-    `    api key: ${credentials.apiKey}`,
-    `  (saved in ${credentialsPath(config.dataDir)})`,
+  );
+  if (p.adminCreated) lines.push(`    api key: ${credentials.apiKey}`);
+  const shown = p.created || p.adminCreated;
+  lines.push(
+    shown
+      ? `  (saved in ${file}; printed this once)`
+      : `  Token, signing keys and API key: in ${file}`,
     '',
     `  Try: curl -X POST ${credentials.baseUrl}/v2/publish/https://example.com \\`,
-    `         -H "Authorization: Bearer ${credentials.token}" -d hello`,
+    p.created
+      ? `         -H "Authorization: Bearer ${credentials.token}" -d hello`
+      : `         -H "Authorization: Bearer $(node -p 'require("${file}").token')" -d hello`,
     '',
-  ].join('\n');
+  );
+  return lines.join('\n');
 }
 
 /** JSON lines on stdout (for log collectors), or pino-pretty's colored lines for a terminal. */
@@ -80,7 +103,7 @@ export async function start(config: Config): Promise<void> {
   process.on('SIGINT', () => shutdown('SIGINT'));
 
   await ferry.start();
-  const { credentials, account, created } = await ensureDefaultAccount({
+  const { credentials, account, created, adminCreated } = await ensureDefaultAccount({
     dataDir: config.dataDir,
     baseUrl: ferry.url,
     mgmtUrl: ferry.mgmtUrl,
@@ -89,9 +112,12 @@ export async function start(config: Config): Promise<void> {
     accounts: ferry.accounts,
     clock: systemClock,
     logger,
+    secrets: ferry.secrets,
   });
   const serving = config.roles.includes('api');
-  process.stdout.write(`${banner(config, credentials, account, created, serving)}\n`);
+  process.stdout.write(
+    `${banner({ config, credentials, account, created, adminCreated, serving })}\n`,
+  );
 }
 
 /**

@@ -34,6 +34,12 @@ export interface SearchIndex {
   tokenHash: string;
   /** SHA-256 hex of the read-only token. */
   readOnlyTokenHash: string;
+  /**
+   * Both tokens sealed with Ferry's secret key (core/secret-box.ts), so the owner can read them
+   * again; absent for an index from before the secret key (only the hashes were kept).
+   */
+  tokenSealed?: string;
+  readOnlyTokenSealed?: string;
   createdAt: number;
 }
 

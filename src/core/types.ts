@@ -21,6 +21,11 @@ export interface Account {
   plan: PlanName;
   /** SHA-256 hex of the account password; the token embeds the password itself. */
   passwordHash: string;
+  /**
+   * The password sealed with Ferry's secret key (core/secret-box.ts), so its owner can read it
+   * again; absent for an account from before the secret key (only its hash was kept).
+   */
+  passwordSealed?: string;
   /** HS256 key (UTF-8 bytes of this string) that signs every outgoing request. */
   currentSigningKey: string;
   /** The key that becomes current on rotation; receivers verify with it as a fallback. */

@@ -98,7 +98,12 @@ export interface AccountUpdateParams {
   /** When the plan changed, ms; set together with `plan`. */
   planChangedAt?: number;
   budget?: number;
+  /**
+   * A new password: its hash and its sealed form, set together; or the sealed form alone, for
+   * the password an account already has (the default account's, sealed after an upgrade).
+   */
   passwordHash?: string;
+  passwordSealed?: string;
   ownerId?: string;
 }
 export interface AccountDeleteParams {
@@ -146,8 +151,11 @@ export interface SearchIndexUpdateParams {
   ownerId: string;
   id: string;
   name?: string;
+  /** New tokens: their hashes and sealed forms, set together. */
   tokenHash?: string;
   readOnlyTokenHash?: string;
+  tokenSealed?: string;
+  readOnlyTokenSealed?: string;
 }
 
 export interface DlqCountParams {

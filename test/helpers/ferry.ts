@@ -79,6 +79,7 @@ export async function startFerry(options: TestFerryOptions = {}): Promise<TestFe
     executor: ferry.driver.executor,
     plan: options.plan ?? 'paid',
     now: (options.clock ?? { now: Date.now }).now(),
+    secrets: ferry.secrets,
   });
   const prefix = config.headerPrefix;
   return {

@@ -5,12 +5,12 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { badRequest, notFound } from '../../core/errors.js';
 import { isPlanName, PLAN_NAMES } from '../../core/plans.js';
-import { encodeToken, hashPassword, newPassword } from '../../core/token.js';
 import { ACCOUNT_REGIONS, type Account } from '../../core/types.js';
-import { createAccount } from '../../engine/account-factory.js';
+import { createAccount, newAccountPassword } from '../../engine/account-factory.js';
 import { jsonBody, oneOf } from './body.js';
 import type { MgmtContext } from './context.js';
 import { accountJson } from './presenters.js';
+import { accountCredentials } from './secrets.js';
 
 type IdRequest = FastifyRequest<{ Params: { id: string } }>;
 
@@ -30,7 +30,7 @@ export function accountRoutes(app: FastifyInstance, ctx: MgmtContext): void {
   const json = (
     request: FastifyRequest,
     account: Account,
-    credentials?: { password: string; token: string },
+    credentials = accountCredentials(ctx.secrets, ctx.logger, account),
   ): Record<string, unknown> =>
     accountJson({
       account,
@@ -57,6 +57,7 @@ export function accountRoutes(app: FastifyInstance, ctx: MgmtContext): void {
       now: ctx.clock.now(),
       ownerId: request.mgmtUser.id,
       region,
+      secrets: ctx.secrets,
     });
     return json(request, account, { password, token });
   });
@@ -112,11 +113,11 @@ export function accountRoutes(app: FastifyInstance, ctx: MgmtContext): void {
   app.post<{ Params: { id: string } }>('/v2/queue/rotate-token/:id', async (request) => {
     const account = await ownedAccount(ctx, request);
     jsonBody(request, []);
-    const password = newPassword();
-    await ctx.executor.accountUpdate({ id: account.id, passwordHash: hashPassword(password) });
+    const { password, token, stored } = newAccountPassword(account.id, ctx.secrets);
+    await ctx.executor.accountUpdate({ id: account.id, ...stored });
     // Dropped from this node's cache at once; other nodes re-read the row for every
     // authentication when they share a database (see AccountDirectory).
     const rotated = await reload(account.id);
-    return json(request, rotated, { password, token: encodeToken(account.id, password) });
+    return json(request, rotated, { password, token });
   });
 }

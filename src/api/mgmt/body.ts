@@ -4,6 +4,13 @@ import { badRequest } from '../../core/errors.js';
 import { jsonBody as parseJson } from '../json-body.js';
 
 /**
+ * Largest management request body, bytes: these bodies are a few small JSON fields. It applies
+ * to the management routes wherever they are served, on `--mgmt-port` or on the main port (whose
+ * own limit is the largest plan's `max_message_size`, for publishes).
+ */
+export const MGMT_BODY_LIMIT = 64 * 1024;
+
+/**
  * The body as a JSON object (`{}` when empty). Fields other than `allowed` are refused, so a
  * misspelt field is a 400 naming it rather than silently ignored.
  */

@@ -2,6 +2,7 @@ import type { Clock } from '../../core/clock.js';
 import type { Logger } from '../../core/logger.js';
 import type { ManagementUser } from '../../core/management.js';
 import type { PlanTable } from '../../core/plans.js';
+import type { SecretBox } from '../../core/secret-box.js';
 import type { AccountDirectory } from '../../engine/accounts.js';
 import type { UsageMeter } from '../../maintenance/usage-meter.js';
 import type { Executor } from '../../storage/driver.js';
@@ -16,6 +17,8 @@ export interface MgmtContext {
   /** Flushed before statistics are read, so this node's latest counts are in them. */
   meter: UsageMeter;
   logger: Logger;
+  /** Seals the credentials shown again to their owner (accounts, search indexes). */
+  secrets: SecretBox;
   /** How long the events log keeps entries (the account's `retention`), ms. */
   eventRetentionMs: number;
   /** Online copy of the SQLite database into a file (`POST /v2/admin/backup`); absent on PostgreSQL. */

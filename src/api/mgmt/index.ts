@@ -7,6 +7,7 @@
 import type { FastifyInstance } from 'fastify';
 import { accountRoutes } from './accounts.js';
 import { backupRoutes } from './backup.js';
+import { MGMT_BODY_LIMIT } from './body.js';
 import { mgmtAuthHook } from './auth.js';
 import type { MgmtContext } from './context.js';
 import { searchRoutes } from './search.js';
@@ -14,11 +15,16 @@ import { statsRoutes } from './stats.js';
 import { userRoutes } from './users.js';
 
 export type { MgmtContext } from './context.js';
+export { MGMT_BODY_LIMIT } from './body.js';
 
 /** Registers the management routes in a scope of their own on `app`. */
 export function registerManagement(app: FastifyInstance, ctx: MgmtContext): void {
   void app.register((mgmt, _opts, done) => {
     mgmt.decorateRequest('mgmtUser');
+    // Every route of this scope takes the management limit (onRoute may set route options).
+    mgmt.addHook('onRoute', (route) => {
+      route.bodyLimit = MGMT_BODY_LIMIT;
+    });
     mgmt.addHook('onRequest', mgmtAuthHook(ctx));
     accountRoutes(mgmt, ctx);
     statsRoutes(mgmt, ctx);

@@ -1,7 +1,7 @@
 /**
  * The account and search index objects of `interface.md`, with every field and its stated type.
- * Secrets are stored hashed, so `password`/`token` (and the index tokens) carry a value only in
- * the answer that created them (create, token reset, password reset) and are "" otherwise.
+ * `password`/`token` (and the index tokens) are read back from their sealed copies (secrets.ts);
+ * "" where none can be (a row from before the secret key, until its credentials are reset).
  */
 import type { ManagementUser, SearchIndex } from '../../core/management.js';
 import type { PlanLimits } from '../../core/plans.js';
@@ -16,15 +16,15 @@ export function accountJson(p: {
   owner: ManagementUser;
   limits: PlanLimits;
   eventRetentionMs: number;
-  /** The new password and token, in the answer that made them. */
-  credentials?: { password: string; token: string };
+  /** The account's password and token ("" when they cannot be read back). */
+  credentials: { password: string; token: string };
 }): Record<string, unknown> {
   const { account, limits } = p;
   return {
     customer_id: p.owner.email,
     id: account.id,
-    password: p.credentials?.password ?? '',
-    token: p.credentials?.token ?? '',
+    password: p.credentials.password,
+    token: p.credentials.token,
     active: true,
     state: 'active',
     modifying_state: '',
@@ -70,7 +70,8 @@ export function searchIndexJson(p: {
   index: SearchIndex;
   owner: ManagementUser;
   throughput: DataPoint[];
-  tokens?: { token: string; readOnlyToken: string };
+  /** The index's tokens ("" when they cannot be read back). */
+  tokens: { token: string; readOnlyToken: string };
 }): Record<string, unknown> {
   const { index } = p;
   return {
@@ -81,8 +82,8 @@ export function searchIndexJson(p: {
     type: index.type,
     region: index.region,
     partner_email: '',
-    token: p.tokens?.token ?? '',
-    read_only_token: p.tokens?.readOnlyToken ?? '',
+    token: p.tokens.token,
+    read_only_token: p.tokens.readOnlyToken,
     ...searchIndexLimits(index.type),
     creation_time: seconds(index.createdAt),
     input_enrichment_enabled: false,

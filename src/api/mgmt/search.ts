@@ -1,6 +1,6 @@
 /**
  * Search indexes of the calling management user: the account-side record (Ferry runs no vector
- * database). Tokens are stored hashed and shown in the answers that create them.
+ * database). Tokens are stored hashed and sealed (see secrets.ts); every answer shows them.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -11,29 +11,13 @@ import {
   type SearchIndex,
 } from '../../core/management.js';
 import { parseIndexName } from '../../core/search-index.js';
-import { hashPassword } from '../../core/token.js';
 import { periodWindow, seriesPoints, type DataPoint } from '../../core/usage-stats.js';
 import { jsonBody, oneOf } from './body.js';
 import type { MgmtContext } from './context.js';
 import { searchIndexJson } from './presenters.js';
+import { indexTokens, newIndexTokens, type IndexTokens } from './secrets.js';
 
 type IdRequest = FastifyRequest<{ Params: { id: string } }>;
-
-const newToken = (): string => randomBytes(32).toString('base64url');
-
-function newTokens(): {
-  token: string;
-  readOnlyToken: string;
-  hashes: Pick<SearchIndex, 'tokenHash' | 'readOnlyTokenHash'>;
-} {
-  const token = newToken();
-  const readOnlyToken = newToken();
-  return {
-    token,
-    readOnlyToken,
-    hashes: { tokenHash: hashPassword(token), readOnlyTokenHash: hashPassword(readOnlyToken) },
-  };
-}
 
 export function searchRoutes(app: FastifyInstance, ctx: MgmtContext): void {
   /** The index `id` when the caller owns it, else 404. */
@@ -63,7 +47,7 @@ export function searchRoutes(app: FastifyInstance, ctx: MgmtContext): void {
   const json = async (
     request: FastifyRequest,
     index: SearchIndex,
-    tokens?: { token: string; readOnlyToken: string },
+    tokens: IndexTokens = indexTokens(ctx.secrets, ctx.logger, index),
   ): Promise<Record<string, unknown>> =>
     searchIndexJson({
       index,
@@ -77,15 +61,16 @@ export function searchRoutes(app: FastifyInstance, ctx: MgmtContext): void {
     const name = parseIndexName(body.name);
     const region = oneOf('region', body.region, SEARCH_INDEX_REGIONS);
     const type = oneOf('type', body.type, SEARCH_INDEX_TYPES);
-    const { token, readOnlyToken, hashes } = newTokens();
+    const id = randomUUID();
+    const { token, readOnlyToken, stored } = newIndexTokens(ctx.secrets, id);
     const index: SearchIndex = {
-      id: randomUUID(),
+      id,
       ownerId: request.mgmtUser.id,
       name,
       endpoint: `${name.toLowerCase().replace(/_/g, '-')}-${randomBytes(5).toString('hex')}`,
       type,
       region,
-      ...hashes,
+      ...stored,
       createdAt: ctx.clock.now(),
     };
     await ctx.executor.searchIndexInsert({ index });
@@ -118,8 +103,8 @@ export function searchRoutes(app: FastifyInstance, ctx: MgmtContext): void {
   app.post<{ Params: { id: string } }>('/v2/search/:id/reset-password', async (request) => {
     const index = await owned(request);
     jsonBody(request, []);
-    const { token, readOnlyToken, hashes } = newTokens();
-    await ctx.executor.searchIndexUpdate({ ownerId: index.ownerId, id: index.id, ...hashes });
-    return json(request, { ...index, ...hashes }, { token, readOnlyToken });
+    const { token, readOnlyToken, stored } = newIndexTokens(ctx.secrets, index.id);
+    await ctx.executor.searchIndexUpdate({ ownerId: index.ownerId, id: index.id, ...stored });
+    return json(request, { ...index, ...stored }, { token, readOnlyToken });
   });
 }

@@ -60,6 +60,58 @@ export function managementCases(ctx: SuiteContext): void {
     expect(await ex.accountUpdate({ id: account.id })).toBe(true);
   });
 
+  it('an account keeps its sealed password beside the hash; a new password replaces both', async () => {
+    const ex = ctx.executor();
+    const owner = newId('usr');
+    const sealed = makeAccount({ ownerId: owner, passwordSealed: 'v1.iv.tag.sealed-one' });
+    // An account from before migration 010 (or made without a secret key) has no sealed form.
+    const hashedOnly = makeAccount({ ownerId: owner, createdAt: T0 + 1 });
+    await ex.accountInsert({ account: sealed });
+    await ex.accountInsert({ account: hashedOnly });
+    expect(await ex.accountGet({ id: sealed.id })).toEqual(sealed);
+    const readBack = await ex.accountGet({ id: hashedOnly.id });
+    expect(readBack).toEqual(hashedOnly);
+    expect(readBack && 'passwordSealed' in readBack).toBe(false);
+    expect(await ex.accountList({ ownerId: owner })).toEqual([sealed, hashedOnly]);
+
+    const reset = { passwordHash: 'e'.repeat(64), passwordSealed: 'v1.iv.tag.sealed-two' };
+    expect(await ex.accountUpdate({ id: hashedOnly.id, ...reset })).toBe(true);
+    expect(await ex.accountGet({ id: hashedOnly.id })).toEqual({ ...hashedOnly, ...reset });
+    expect(await ex.accountGet({ id: sealed.id })).toEqual(sealed);
+  });
+
+  it('a search index keeps its sealed tokens beside the hashes; a reset replaces all four', async () => {
+    const ex = ctx.executor();
+    const owner = newId('usr');
+    const sealed = makeIndex(owner, {
+      tokenSealed: 'v1.iv.tag.rw',
+      readOnlyTokenSealed: 'v1.iv.tag.ro',
+    });
+    const hashedOnly = makeIndex(owner, { createdAt: T0 + 1 });
+    await ex.searchIndexInsert({ index: sealed });
+    await ex.searchIndexInsert({ index: hashedOnly });
+    expect(await ex.searchIndexGet({ ownerId: owner, id: sealed.id })).toEqual(sealed);
+    const readBack = await ex.searchIndexGet({ ownerId: owner, id: hashedOnly.id });
+    expect(readBack).toEqual(hashedOnly);
+    expect(readBack && ('tokenSealed' in readBack || 'readOnlyTokenSealed' in readBack)).toBe(
+      false,
+    );
+    expect(await ex.searchIndexList({ ownerId: owner })).toEqual([sealed, hashedOnly]);
+
+    const reset = {
+      tokenHash: '1'.repeat(64),
+      readOnlyTokenHash: '2'.repeat(64),
+      tokenSealed: 'v1.iv.tag.rw2',
+      readOnlyTokenSealed: 'v1.iv.tag.ro2',
+    };
+    expect(await ex.searchIndexUpdate({ ownerId: owner, id: hashedOnly.id, ...reset })).toBe(true);
+    expect(await ex.searchIndexGet({ ownerId: owner, id: hashedOnly.id })).toEqual({
+      ...hashedOnly,
+      ...reset,
+    });
+    expect(await ex.searchIndexGet({ ownerId: owner, id: sealed.id })).toEqual(sealed);
+  });
+
   it('accountList returns the owner’s accounts only, oldest first', async () => {
     const ex = ctx.executor();
     const owner = newId('usr');

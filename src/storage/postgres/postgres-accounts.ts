@@ -12,11 +12,11 @@ export async function accountInsert(db: Db, { account: a }: AccountInsertParams)
   await db`
     INSERT INTO accounts
       (id, plan, password_hash, current_signing_key, next_signing_key, created_at, owner_id,
-       region, budget, plan_changed_at)
+       region, budget, plan_changed_at, password_sealed)
     VALUES
       (${a.id}, ${a.plan}, ${a.passwordHash}, ${a.currentSigningKey}, ${a.nextSigningKey},
        ${a.createdAt}, ${a.ownerId ?? null}, ${a.region ?? null}, ${a.budget ?? null},
-       ${a.planChangedAt ?? null})`;
+       ${a.planChangedAt ?? null}, ${a.passwordSealed ?? null})`;
 }
 
 export async function accountGet(db: Db, p: AccountGetParams): Promise<Account | undefined> {

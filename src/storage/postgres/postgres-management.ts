@@ -54,6 +54,7 @@ export async function accountUpdate(db: Db, p: AccountUpdateParams): Promise<boo
     plan_changed_at: p.planChangedAt,
     budget: p.budget,
     password_hash: p.passwordHash,
+    password_sealed: p.passwordSealed,
     owner_id: p.ownerId,
   });
   if (Object.keys(set).length === 0) {
@@ -145,10 +146,12 @@ export async function searchIndexInsert(
 ): Promise<void> {
   await db`
     INSERT INTO search_indexes
-      (id, owner_id, name, endpoint, type, region, token_hash, read_only_token_hash, created_at)
+      (id, owner_id, name, endpoint, type, region, token_hash, read_only_token_hash, created_at,
+       token_sealed, read_only_token_sealed)
     VALUES
       (${i.id}, ${i.ownerId}, ${i.name}, ${i.endpoint}, ${i.type}, ${i.region}, ${i.tokenHash},
-       ${i.readOnlyTokenHash}, ${i.createdAt})`;
+       ${i.readOnlyTokenHash}, ${i.createdAt}, ${i.tokenSealed ?? null},
+       ${i.readOnlyTokenSealed ?? null})`;
 }
 
 export async function searchIndexGet(
@@ -183,6 +186,8 @@ export async function searchIndexUpdate(db: Db, p: SearchIndexUpdateParams): Pro
     name: p.name,
     token_hash: p.tokenHash,
     read_only_token_hash: p.readOnlyTokenHash,
+    token_sealed: p.tokenSealed,
+    read_only_token_sealed: p.readOnlyTokenSealed,
   });
   if (Object.keys(set).length === 0) return (await searchIndexGet(db, p)) !== undefined;
   const result = await db`

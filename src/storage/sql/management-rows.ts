@@ -39,13 +39,16 @@ export interface SearchIndexRow {
   region: string;
   token_hash: string;
   read_only_token_hash: string;
+  token_sealed: string | null;
+  read_only_token_sealed: string | null;
   created_at: Int8;
 }
 
 export const SEARCH_INDEX_COLUMNS =
-  'id, owner_id, name, endpoint, type, region, token_hash, read_only_token_hash, created_at';
+  'id, owner_id, name, endpoint, type, region, token_hash, read_only_token_hash, created_at, ' +
+  'token_sealed, read_only_token_sealed';
 
-export function searchIndexParams(i: SearchIndex): (string | number)[] {
+export function searchIndexParams(i: SearchIndex): (string | number | null)[] {
   return [
     i.id,
     i.ownerId,
@@ -56,11 +59,13 @@ export function searchIndexParams(i: SearchIndex): (string | number)[] {
     i.tokenHash,
     i.readOnlyTokenHash,
     i.createdAt,
+    i.tokenSealed ?? null,
+    i.readOnlyTokenSealed ?? null,
   ];
 }
 
 export function searchIndexFromRow(row: SearchIndexRow): SearchIndex {
-  return {
+  const index: SearchIndex = {
     id: row.id,
     ownerId: row.owner_id,
     name: row.name,
@@ -71,6 +76,9 @@ export function searchIndexFromRow(row: SearchIndexRow): SearchIndex {
     readOnlyTokenHash: row.read_only_token_hash,
     createdAt: Number(row.created_at),
   };
+  if (row.token_sealed !== null) index.tokenSealed = row.token_sealed;
+  if (row.read_only_token_sealed !== null) index.readOnlyTokenSealed = row.read_only_token_sealed;
+  return index;
 }
 
 export interface UsageBucketRow {

@@ -31,6 +31,7 @@ export interface AccountRow {
   id: string;
   plan: string;
   password_hash: string;
+  password_sealed: string | null;
   current_signing_key: string;
   next_signing_key: string;
   created_at: Int8;
@@ -138,6 +139,7 @@ export function accountFromRow(row: AccountRow): Account {
     nextSigningKey: row.next_signing_key,
     createdAt: Number(row.created_at),
   };
+  setPresent(account, 'passwordSealed', row.password_sealed);
   setPresent(account, 'ownerId', row.owner_id);
   setPresent(account, 'region', row.region as AccountRegion | null);
   if (row.budget !== null) account.budget = Number(row.budget);

@@ -5,6 +5,7 @@
  * See `sqlite-executor.ts` for how the async contract runs on the synchronous binding, and
  * `sqlite-ops.ts` for the SQL.
  */
+import { chmodSync, closeSync, existsSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import type { Driver, Executor, MigrationStatus } from '../driver.js';
 import { listMigrationFiles, migrationStatusOf, readMigrationFile } from '../migrate-files.js';
@@ -58,7 +59,21 @@ const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
 
 const SYNCHRONOUS_NAMES = ['off', 'normal', 'full', 'extra'] as const;
 
+/**
+ * Makes the database file, and the `-wal` and `-shm` files beside it, readable by their owner
+ * only (0600): they hold every message and the accounts' key material. The file is created
+ * 0600 before SQLite opens it, and SQLite creates `-wal`/`-shm` with the database file's mode;
+ * files from an earlier version (created 0644) are tightened here.
+ */
+function restrictDatabaseFiles(path: string): void {
+  closeSync(openSync(path, 'a', 0o600));
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+    if (existsSync(file)) chmodSync(file, 0o600);
+  }
+}
+
 export function openSqliteDriver(options: SqliteDriverOptions): SqliteDriver {
+  if (options.path !== ':memory:' && options.path !== '') restrictDatabaseFiles(options.path);
   const db = new Database(options.path);
   let walSync: WalSync | undefined;
   try {

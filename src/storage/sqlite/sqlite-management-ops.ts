@@ -56,6 +56,7 @@ export class SqliteManagementOps {
       ['plan_changed_at', p.planChangedAt],
       ['budget', p.budget],
       ['password_hash', p.passwordHash],
+      ['password_sealed', p.passwordSealed],
       ['owner_id', p.ownerId],
     ];
     const set = updateSet(fields, placeholder);
@@ -127,7 +128,7 @@ export class SqliteManagementOps {
   searchIndexInsert({ index }: SearchIndexInsertParams): void {
     this.statements
       .get(
-        `INSERT INTO search_indexes (${SEARCH_INDEX_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO search_indexes (${SEARCH_INDEX_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(...searchIndexParams(index));
   }
@@ -164,6 +165,8 @@ export class SqliteManagementOps {
       ['name', p.name],
       ['token_hash', p.tokenHash],
       ['read_only_token_hash', p.readOnlyTokenHash],
+      ['token_sealed', p.tokenSealed],
+      ['read_only_token_sealed', p.readOnlyTokenSealed],
     ];
     const set = updateSet(fields, placeholder);
     if (set === '') return this.searchIndexGet(p) !== undefined;

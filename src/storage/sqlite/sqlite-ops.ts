@@ -105,7 +105,7 @@ const DLQ_FILTER: FilterColumns = {
 const placeholders = (n: number): string => Array.from({ length: n }, () => '?').join(', ');
 
 // Hot-path SQL texts, built once: the statement cache is keyed by the text.
-const INSERT_ACCOUNT = `INSERT INTO accounts (${ACCOUNT_COLUMNS}) VALUES (${placeholders(10)})`;
+const INSERT_ACCOUNT = `INSERT INTO accounts (${ACCOUNT_COLUMNS}) VALUES (${placeholders(11)})`;
 const SELECT_ACCOUNT = `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = ?`;
 const INSERT_MESSAGE = `INSERT INTO messages (${MESSAGE_COLUMNS}) VALUES (${placeholders(20)})`;
 const INSERT_GATED_MESSAGE =

@@ -31,7 +31,7 @@ const optionalBlob = (bytes: Uint8Array | undefined): Buffer | null =>
 
 export const ACCOUNT_COLUMNS =
   'id, plan, password_hash, current_signing_key, next_signing_key, created_at, owner_id, ' +
-  'region, budget, plan_changed_at';
+  'region, budget, plan_changed_at, password_sealed';
 
 export function accountParams(a: Account): unknown[] {
   return [
@@ -45,6 +45,7 @@ export function accountParams(a: Account): unknown[] {
     orNull(a.region),
     orNull(a.budget),
     orNull(a.planChangedAt),
+    orNull(a.passwordSealed),
   ];
 }
 
