@@ -765,6 +765,7 @@ export interface Driver {
    * database. Throws when the database does not answer (unreachable, no such schema, closed).
    */
   migrationStatus(): Promise<MigrationStatus>;
+  /**
    * Copies the database, online, into a new file at `path` (`ferry backup`). SQLite only: its
    * file is locked by this process, so only this process can copy it. PostgreSQL leaves it out;
    * its own tools (`pg_dump`, `pg_basebackup`) back it up.
