@@ -157,6 +157,7 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
     {
       bodyLimit: Math.max(config.plans.free.max_message_size, config.plans.paid.max_message_size),
       management: config.mgmtPort === undefined ? management : undefined,
+      console: config.console,
     },
   );
   const mgmtServer = config.mgmtPort === undefined ? undefined : buildManagementServer(management);

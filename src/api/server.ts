@@ -7,6 +7,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import type { Logger } from '../core/logger.js';
 import { authHook } from './auth.js';
 import type { ApiContext } from './context.js';
+import { registerConsole } from './console.js';
 import { installErrorHandling } from './errors.js';
 import { requestRateHook } from './limits.js';
 import { batchRoutes } from './routes/batch.js';
@@ -28,6 +29,8 @@ export interface ServerOptions {
   bodyLimit: number;
   /** Serve the management API on this server too (absent when it has a port of its own). */
   management?: MgmtContext;
+  /** Serve the web console at `/console` (`--no-console` turns it off). */
+  console?: boolean;
 }
 
 /** A Fastify instance with Ferry's error mapping, raw-body parsing and `/health`. */
@@ -68,6 +71,7 @@ function exchangedBytes(request: FastifyRequest, reply: FastifyReply): number {
 export function buildServer(ctx: ApiContext, options: ServerOptions): FastifyInstance {
   const app = baseServer(ctx.logger, options.bodyLimit);
   if (options.management) registerManagement(app, options.management);
+  if (options.console) registerConsole(app, { headerPrefix: ctx.prefix });
 
   void app.register((messaging, _opts, done) => {
     messaging.decorateRequest('account');

@@ -63,6 +63,8 @@ export interface Config {
   /** How long SIGTERM waits for in-flight deliveries before releasing them for redelivery. */
   shutdownGraceMs: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'silent';
+  /** Serve the web console at `/console` on the main port (on by default). */
+  console: boolean;
 }
 
 interface Option {
@@ -93,6 +95,8 @@ const OPTIONS = {
   eventRetention: { flag: 'event-retention', env: 'FERRY_EVENT_RETENTION' },
   shutdownGrace: { flag: 'shutdown-grace', env: 'FERRY_SHUTDOWN_GRACE' },
   logLevel: { flag: 'log-level', env: 'FERRY_LOG_LEVEL' },
+  // The flag turns the console off; the variable says whether it is on (`FERRY_CONSOLE=false`).
+  noConsole: { flag: 'no-console', env: 'FERRY_CONSOLE', boolean: true },
 } satisfies Record<string, Option>;
 
 type OptionName = keyof typeof OPTIONS;
@@ -130,6 +134,14 @@ function databaseSchema(value: string | undefined, option: string): string {
     );
   }
   return schema;
+}
+
+function consoleOn(flags: Map<string, string>, env: NodeJS.ProcessEnv): boolean {
+  if (flags.has(OPTIONS.noConsole.flag)) return false;
+  const text = env[OPTIONS.noConsole.env] || 'true';
+  if (text === 'true' || text === '1') return true;
+  if (text === 'false' || text === '0') return false;
+  throw new ConfigError(`${OPTIONS.noConsole.env} must be true or false, got "${text}"`);
 }
 
 export function loadConfig(
@@ -241,6 +253,7 @@ export function loadConfig(
     sqliteSynchronous: oneOf('sqliteSynchronous', ['full', 'normal'], 'full'),
     eventRetentionMs: duration('eventRetention', '7d'),
     shutdownGraceMs: duration('shutdownGrace', '10s'),
+    console: consoleOn(flags, env),
     logLevel: oneOf('logLevel', ['fatal', 'error', 'warn', 'info', 'debug', 'silent'], 'info'),
   };
 }

@@ -34,6 +34,7 @@ Options (flag / environment variable, default):
   --event-retention D    FERRY_EVENT_RETENTION  7d
   --shutdown-grace D     FERRY_SHUTDOWN_GRACE   10s
   --log-level L          FERRY_LOG_LEVEL        info
+  --no-console           FERRY_CONSOLE=false    (the web console at /console is on)
 See docs/configuration.md for details.`;
 
 function banner(
@@ -56,6 +57,7 @@ function banner(
     `  storage:  ${storage}`,
     `  mode:     ${mode}`,
     `  headers:  ${config.headerPrefix}-*`,
+    ...(serving && config.console ? [`  console:  ${credentials.baseUrl}/console`] : []),
     '',
     `  ${created ? 'Created' : 'Using'} the default account ${credentials.accountId} (plan ${account.plan}):`,
     `    token:               ${credentials.token}`,
