@@ -14,6 +14,7 @@ import { NotYetPage } from './pages/not-yet';
 import { SchedulesPage } from './pages/schedules';
 import { SignIn } from './pages/sign-in';
 import { UrlGroupPage, UrlGroupsPage } from './pages/url-groups';
+import { WorkflowRunPage, WorkflowsPage } from './pages/workflows';
 import { forgetAll, loadCredential, type Credential } from './session';
 
 const queryClient = new QueryClient({
@@ -78,6 +79,10 @@ function Routes() {
       <Route path="/url-groups" component={UrlGroupsPage} />
       <Route path="/url-groups/:name">
         {(params: { name: string }) => <UrlGroupPage name={params.name} />}
+      </Route>
+      <Route path="/workflows" component={WorkflowsPage} />
+      <Route path="/workflows/runs/:runId">
+        {(params: { runId: string }) => <WorkflowRunPage runId={params.runId} />}
       </Route>
       <Route path="/keys" component={KeysPage} />
       {NAV.map(([name, path]) => (

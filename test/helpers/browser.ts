@@ -67,3 +67,13 @@ export async function signIn(
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('navigation', { name: 'Console' }).waitFor();
 }
+
+/**
+ * Saves a screenshot to `docs/console-<name>.png` when FERRY_SCREENSHOTS is set
+ * (`npm run screenshots`), so the pictures in docs/console.md come from these tests.
+ */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  if (!process.env.FERRY_SCREENSHOTS) return;
+  const path = new URL(`../../docs/console-${name}.png`, import.meta.url);
+  await page.screenshot({ path: path.pathname, fullPage: false });
+}

@@ -173,11 +173,7 @@ export function UrlGroupPage(props: { name: string }) {
           <p class="muted">
             Sent with every message published to this group, as if the publisher had sent them.
           </p>
-          <HeadersEditor
-            key={group.data.updatedAt}
-            name={props.name}
-            headers={group.data.headers}
-          />
+          <HeadersEditor key={props.name} name={props.name} headers={group.data.headers} />
         </>
       )}
     </section>
