@@ -19,16 +19,22 @@ let browser: TestBrowser;
 let receiver: Receiver;
 const pages: ConsolePage[] = [];
 
-/** Waits until the log holds `state` for the message (the engine writes it after delivery). */
-async function waitForState(messageId: string, state: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
+/** Polls `check` until it holds, with a deadline (waiting on recorded state, not on time). */
+async function eventually(check: () => Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + 15_000;
   while (Date.now() < deadline) {
-    const res = await t.api(`/v2/events?messageId=${messageId}&state=${state}`);
-    const page = (await res.json()) as { events: unknown[] };
-    if (page.events.length > 0) return;
+    if (await check()) return;
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
-  throw new Error(`${messageId} never reached ${state}`);
+  throw new Error(`timed out waiting until ${what}`);
+}
+
+/** Waits until the log holds `state` for the message (the engine writes it after delivery). */
+function waitForState(messageId: string, state: string): Promise<void> {
+  return eventually(async () => {
+    const res = await t.api(`/v2/events?messageId=${messageId}&state=${state}`);
+    return ((await res.json()) as { events: unknown[] }).events.length > 0;
+  }, `${messageId} reached ${state}`);
 }
 
 async function open(path: string): Promise<ConsolePage> {
@@ -270,6 +276,62 @@ describe('console', () => {
     expect(await page.locator('img').count()).toBe(0);
     expect(await page.evaluate<unknown>('window.__xss')).toBeUndefined();
     expect(p.errors.filter((e) => /Content Security Policy/i.test(e))).toEqual([]);
+  });
+
+  it('resumes a failed workflow run from the workflow DLQ', async () => {
+    // A one-step workflow endpoint speaking the Svc- protocol: it fails until fixed, then ends
+    // the run with its result.
+    let fixed = false;
+    const workflow = await startReceiver(async (req) => {
+      if (!fixed) return { status: 500, body: 'step broke' };
+      const runId = req.headers['svc-workflow-runid'] as string;
+      await t.api(`/v2/workflows/runs/${runId}?cancel=false`, {
+        method: 'DELETE',
+        body: JSON.stringify('all done'),
+      });
+      return { status: 200 };
+    });
+    try {
+      const trigger = await t.api(`/v2/publish/${workflow.url}/wf`, {
+        method: 'POST',
+        headers: {
+          'Svc-Workflow-RunId': 'wfr_console-1',
+          'Svc-Workflow-Init': 'true',
+          'Svc-Retries': '0',
+          'Svc-Failure-Callback': `${receiver.url}/wf-failed`,
+        },
+        body: 'payload',
+      });
+      expect(trigger.status).toBe(200);
+      await eventually(async () => {
+        const dlq = (await (await t.api('/v2/workflows/dlq')).json()) as { messages: unknown[] };
+        return dlq.messages.length === 1;
+      }, 'the run reached the workflow DLQ');
+
+      const { page } = await open('/workflows?view=dlq');
+      const row = page.getByRole('row').filter({ hasText: 'wfr_console-1' });
+      await row.getByText('500').waitFor();
+      await screenshot(page, 'workflow-dlq');
+      fixed = true;
+      await row.getByRole('button', { name: 'Resume wfr_console-1' }).click();
+      const notice = page.getByText(/^Resumed (\S+)\.$/);
+      await notice.waitFor();
+      const resumedId = /^Resumed (\S+)\.$/.exec(await notice.innerText())?.[1] ?? '';
+      await page.getByText('No failed runs in the workflow DLQ.').waitFor();
+
+      await eventually(async () => {
+        const logs = (await (
+          await t.api(`/v2/workflows/logs?workflowRunId=${resumedId}`)
+        ).json()) as { runs: { workflowState: string }[] };
+        return logs.runs[0]?.workflowState === 'RUN_SUCCESS';
+      }, 'the resumed run succeeded');
+      await page.getByRole('link', { name: 'Runs', exact: true }).click();
+      await page.getByRole('link', { name: resumedId }).click();
+      await page.getByText('RUN_SUCCESS').first().waitFor();
+      expect(await page.locator('pre.body').innerText()).toContain('all done');
+    } finally {
+      await workflow.close();
+    }
   });
 
   it('sends no request to any host but Ferry', () => {
