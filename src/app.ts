@@ -219,6 +219,7 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
       bodyLimit: Math.max(config.plans.free.max_message_size, config.plans.paid.max_message_size),
       management: config.mgmtPort === undefined ? management : undefined,
       ops: { ...ops, metrics: config.metricsPort === undefined ? metricsEndpoint : undefined },
+      console: config.console,
     },
   );
   const mgmtServer =

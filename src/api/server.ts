@@ -8,6 +8,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import type { Logger } from '../core/logger.js';
 import { authHook } from './auth.js';
 import type { ApiContext } from './context.js';
+import { registerConsole } from './console.js';
 import { installErrorHandling } from './errors.js';
 import { requestRateHook } from './limits.js';
 import { metricsRoute, type MetricsEndpoint } from './metrics-route.js';
@@ -32,6 +33,8 @@ export interface ServerOptions {
   /** Serve the management API on this server too (absent when it has a port of its own). */
   management?: MgmtContext;
   ops: OpsOptions;
+  /** Serve the web console at `/console` (`--no-console` turns it off). */
+  console?: boolean;
 }
 
 /** What every Ferry server serves besides its API: `/health`, `/ready`, maybe `/metrics`. */
@@ -118,6 +121,7 @@ const PUBLISH_ROUTES = new Set(['/v2/publish/*', '/v2/enqueue/:queue/*', '/v2/ba
 export function buildServer(ctx: ApiContext, options: ServerOptions): FastifyInstance {
   const app = baseServer(ctx.logger, options.bodyLimit, options.ops);
   if (options.management) registerManagement(app, options.management);
+  if (options.console) registerConsole(app, { headerPrefix: ctx.prefix });
 
   void app.register((messaging, _opts, done) => {
     messaging.decorateRequest('account');

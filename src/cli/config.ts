@@ -83,6 +83,8 @@ export interface Config {
    * PostgreSQL requires it, since every node must open what another sealed (cli/secret-key.ts).
    */
   secretKey?: Buffer;
+  /** Serve the web console at `/console` on the main port (on by default). */
+  console: boolean;
 }
 
 /**
@@ -234,6 +236,13 @@ export const OPTIONS = {
     arg: 'K',
     help: 'key sealing stored secrets; required with PostgreSQL (<data dir>/secret.key)',
   },
+  // The flag turns the console off; the variable says whether it is on (`FERRY_CONSOLE=false`).
+  noConsole: {
+    flag: 'no-console',
+    env: 'FERRY_CONSOLE',
+    boolean: true,
+    help: 'turn off the web console at /console; FERRY_CONSOLE=false (on)',
+  },
 } satisfies Record<string, Option>;
 
 type OptionName = keyof typeof OPTIONS;
@@ -290,6 +299,14 @@ function databaseSchema(value: string | undefined, option: string): string {
     );
   }
   return schema;
+}
+
+function consoleOn(flags: ReadonlyMap<string, string>, env: NodeJS.ProcessEnv): boolean {
+  if (flags.has(OPTIONS.noConsole.flag)) return false;
+  const text = env[OPTIONS.noConsole.env] || 'true';
+  if (text === 'true' || text === '1') return true;
+  if (text === 'false' || text === '0') return false;
+  throw new ConfigError(`${OPTIONS.noConsole.env} must be true or false, got "${text}"`);
 }
 
 /** The settings from command-line arguments (tests and `ferry users create`). */
@@ -420,6 +437,7 @@ export function resolveConfig(
     sqliteSynchronous: oneOf('sqliteSynchronous', ['full', 'normal'], 'full'),
     eventRetentionMs: duration('eventRetention', '7d'),
     shutdownGraceMs: duration('shutdownGrace', '10s'),
+    console: consoleOn(flags, env),
     logLevel: oneOf('logLevel', ['fatal', 'error', 'warn', 'info', 'debug', 'silent'], 'info'),
     logFormat: oneOf('logFormat', ['json', 'pretty'], 'json'),
     metricsPort:

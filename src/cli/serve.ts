@@ -40,6 +40,7 @@ function banner(p: {
     `  storage:  ${storage}`,
     `  mode:     ${mode}`,
     `  headers:  ${config.headerPrefix}-*`,
+    ...(p.serving && config.console ? [`  console:  ${credentials.baseUrl}/console`] : []),
     '',
     `  ${p.created ? 'Created' : 'Using'} the default account ${credentials.accountId} (plan ${account.plan})` +
       (p.created ? ':' : ''),

@@ -1,0 +1,189 @@
+/**
+ * Building blocks every page uses: loading, empty and error states, header and body views,
+ * confirmations. Untrusted data (bodies, headers, labels, URLs) is only ever passed as text
+ * children, which Preact writes as text nodes; nothing here parses markup.
+ */
+import type { ComponentChildren } from 'preact';
+import { useState } from 'preact/hooks';
+import { ApiError } from './api';
+import { decodeBase64Body, prettyText, type DecodedBody } from './format';
+
+export function PageHeader(props: { title: string; children?: ComponentChildren }) {
+  return (
+    <header class="page-header">
+      <h1>{props.title}</h1>
+      <div class="page-actions">{props.children}</div>
+    </header>
+  );
+}
+
+export function Loading(props: { what: string }) {
+  return (
+    <p class="state loading" role="status">
+      Loading {props.what}…
+    </p>
+  );
+}
+
+export function Empty(props: { children: ComponentChildren }) {
+  return <p class="state empty">{props.children}</p>;
+}
+
+export function ErrorBox(props: { error: unknown; what?: string }) {
+  const error = props.error;
+  const detail =
+    error instanceof ApiError
+      ? error.status
+        ? `Ferry answered ${error.status}: ${error.message}`
+        : error.message
+      : String((error as Error)?.message ?? error);
+  return (
+    <p class="state error" role="alert">
+      {props.what ? `Could not ${props.what}. ` : ''}
+      {detail}
+    </p>
+  );
+}
+
+/** A `{Name: [values]}` map as a two-column table. */
+export function HeaderTable(props: { headers?: Record<string, string[]>; label: string }) {
+  const entries = Object.entries(props.headers ?? {});
+  if (entries.length === 0) return <p class="muted">No headers.</p>;
+  return (
+    <table class="kv" aria-label={props.label}>
+      <tbody>
+        {entries.flatMap(([name, values]) =>
+          values.map((value, i) => (
+            <tr key={`${name}-${i}`}>
+              <th scope="row">{name}</th>
+              <td class="mono">{value}</td>
+            </tr>
+          )),
+        )}
+      </tbody>
+    </table>
+  );
+}
+
+function DecodedView(props: { body: DecodedBody; label: string }) {
+  const body = props.body;
+  if (body.kind === 'empty') return <p class="muted">Empty body.</p>;
+  if (body.kind === 'text') {
+    return (
+      <pre class="body" aria-label={props.label}>
+        {prettyText(body.text)}
+      </pre>
+    );
+  }
+  return (
+    <div aria-label={props.label}>
+      <p class="muted">Binary body, {body.size} bytes. Base64:</p>
+      <pre class="body">{body.base64}</pre>
+      <p class="muted">Hex (first 4 KiB):</p>
+      <pre class="body">{body.hex}</pre>
+    </div>
+  );
+}
+
+/** A body carried as base64 (events), decoded for display. */
+export function Base64Body(props: { base64?: string; label: string }) {
+  return <DecodedView body={decodeBase64Body(props.base64)} label={props.label} />;
+}
+
+/** A body carried as text, or as base64 when it is not UTF-8 (messages, DLQ entries). */
+export function TextOrBase64Body(props: { text?: string; base64?: string; label: string }) {
+  const body: DecodedBody =
+    props.text !== undefined
+      ? props.text === ''
+        ? { kind: 'empty' }
+        : { kind: 'text', text: props.text }
+      : decodeBase64Body(props.base64);
+  return <DecodedView body={body} label={props.label} />;
+}
+
+/**
+ * A destructive action asks once, inline, saying what it will do: no `window.confirm`, which
+ * blocks the page and cannot be styled or read by assistive tools in context.
+ */
+export function ConfirmButton(props: {
+  label: string;
+  question: string;
+  confirmLabel?: string;
+  onConfirm: () => void;
+  disabled?: boolean;
+}) {
+  const [asking, setAsking] = useState(false);
+  if (!asking) {
+    return (
+      <button
+        type="button"
+        class="danger"
+        disabled={props.disabled}
+        onClick={() => setAsking(true)}
+      >
+        {props.label}
+      </button>
+    );
+  }
+  return (
+    <span class="confirm" role="group" aria-label={props.question}>
+      <span>{props.question}</span>
+      <button
+        type="button"
+        class="danger"
+        onClick={() => {
+          setAsking(false);
+          props.onConfirm();
+        }}
+      >
+        {props.confirmLabel ?? `Yes, ${props.label.toLowerCase()}`}
+      </button>
+      <button type="button" onClick={() => setAsking(false)}>
+        Cancel
+      </button>
+    </span>
+  );
+}
+
+/** Cursor paging: the API pages newest first; "Next page" follows the cursor it returned. */
+export function Pager(props: {
+  cursor?: string;
+  onNext: (cursor: string) => void;
+  onFirst?: () => void;
+}) {
+  return (
+    <nav class="pager" aria-label="Pages">
+      {props.onFirst && (
+        <button type="button" onClick={props.onFirst}>
+          First page
+        </button>
+      )}
+      {props.cursor ? (
+        <button type="button" onClick={() => props.onNext(props.cursor ?? '')}>
+          Next page
+        </button>
+      ) : (
+        <span class="muted">End of the list.</span>
+      )}
+    </nav>
+  );
+}
+
+/** A labelled form field; the label is the control's accessible name. */
+export function Field(props: { label: string; children: ComponentChildren; wide?: boolean }) {
+  return (
+    <label class={props.wide ? 'field wide' : 'field'}>
+      <span>{props.label}</span>
+      {props.children}
+    </label>
+  );
+}
+
+/** A one-line result of an action: what was done, or why it failed. */
+export function Notice(props: { children: ComponentChildren; kind?: 'ok' | 'error' }) {
+  return (
+    <p class={`notice ${props.kind ?? 'ok'}`} role={props.kind === 'error' ? 'alert' : 'status'}>
+      {props.children}
+    </p>
+  );
+}

@@ -1,0 +1,294 @@
+/**
+ * The dead-letter queue: filtered list, an entry's last response, retry and delete, one entry
+ * or a selection.
+ */
+import { useMutation, useQuery, useQueryClient } from '@tanstack/preact-query';
+import { useState } from 'preact/hooks';
+import { Link, useLocation } from 'wouter-preact';
+import { request } from '../api';
+import {
+  ConfirmButton,
+  Empty,
+  ErrorBox,
+  Field,
+  HeaderTable,
+  Loading,
+  Notice,
+  PageHeader,
+  Pager,
+  TextOrBase64Body,
+} from '../components';
+import { FilterForm, toQuery, useUrlQuery } from '../filters';
+import { formatTime } from '../format';
+import type { DlqMessage, DlqPage as DlqList } from '../types';
+
+const FILTERS = [
+  'messageId',
+  'url',
+  'topicName',
+  'label',
+  'responseStatus',
+  'scheduleId',
+  'queueName',
+  'cursor',
+] as const;
+
+interface RetryOne {
+  messageId: string;
+}
+interface RetryMany {
+  responses: RetryOne[];
+}
+
+function useDlqActions() {
+  const client = useQueryClient();
+  const done = (): Promise<void> => client.invalidateQueries({ queryKey: ['dlq'] });
+  const retry = useMutation({
+    mutationFn: (ids: string[]) =>
+      ids.length === 1
+        ? request<RetryOne>(`/v2/dlq/retry/${encodeURIComponent(ids[0] ?? '')}`, {
+            method: 'POST',
+          }).then((one) => [one.messageId])
+        : request<RetryMany>('/v2/dlq/retry', { method: 'POST', query: { dlqIds: ids } }).then(
+            (many) => many.responses.map((r) => r.messageId),
+          ),
+    onSuccess: done,
+  });
+  const remove = useMutation({
+    mutationFn: (ids: string[]) =>
+      ids.length === 1
+        ? request(`/v2/dlq/${encodeURIComponent(ids[0] ?? '')}`, { method: 'DELETE' }).then(() => 1)
+        : request<{ deleted: number }>('/v2/dlq', {
+            method: 'DELETE',
+            query: { dlqIds: ids },
+          }).then((r) => r.deleted),
+    onSuccess: done,
+  });
+  return { retry, remove };
+}
+
+function RetryResult(props: { messageIds: string[] }) {
+  return (
+    <Notice>
+      Retried as{' '}
+      {props.messageIds.map((id, i) => (
+        <span key={id}>
+          {i > 0 && ', '}
+          <Link href={`/logs/${encodeURIComponent(id)}`}>{id}</Link>
+        </span>
+      ))}
+      .
+    </Notice>
+  );
+}
+
+export function DlqPage() {
+  const [params, setParams] = useUrlQuery();
+  const query = toQuery(params, FILTERS);
+  const [selected, setSelected] = useState<Set<string>>(new Set());
+  const list = useQuery({
+    queryKey: ['dlq', query],
+    queryFn: () => request<DlqList>('/v2/dlq', { query: { ...query, count: 50 } }),
+  });
+  const { retry, remove } = useDlqActions();
+  const ids = [...selected];
+  const current = Object.fromEntries(params.entries());
+  const toggle = (id: string): void => {
+    const next = new Set(selected);
+    if (next.has(id)) next.delete(id);
+    else next.add(id);
+    setSelected(next);
+  };
+  return (
+    <section>
+      <PageHeader title="DLQ">
+        <button
+          type="button"
+          disabled={ids.length === 0 || retry.isPending}
+          onClick={() => retry.mutate(ids, { onSuccess: () => setSelected(new Set()) })}
+        >
+          Retry selected
+        </button>
+        <ConfirmButton
+          label="Delete selected"
+          question={`Delete ${ids.length} ${ids.length === 1 ? 'entry' : 'entries'}?`}
+          confirmLabel="Yes, delete"
+          disabled={ids.length === 0}
+          onConfirm={() => remove.mutate(ids, { onSuccess: () => setSelected(new Set()) })}
+        />
+      </PageHeader>
+      {retry.isSuccess && <RetryResult messageIds={retry.data} />}
+      {retry.isError && <ErrorBox error={retry.error} what="retry" />}
+      {remove.isSuccess && <Notice>Deleted {remove.data}.</Notice>}
+      {remove.isError && <ErrorBox error={remove.error} what="delete" />}
+      <FilterForm label="DLQ filters" params={params} onApply={setParams}>
+        <Field label="Message id">
+          <input name="messageId" defaultValue={params.get('messageId') ?? ''} />
+        </Field>
+        <Field label="URL">
+          <input name="url" defaultValue={params.get('url') ?? ''} />
+        </Field>
+        <Field label="URL group">
+          <input name="topicName" defaultValue={params.get('topicName') ?? ''} />
+        </Field>
+        <Field label="Label">
+          <input name="label" defaultValue={params.get('label') ?? ''} />
+        </Field>
+        <Field label="Response status">
+          <input
+            name="responseStatus"
+            inputMode="numeric"
+            defaultValue={params.get('responseStatus') ?? ''}
+          />
+        </Field>
+      </FilterForm>
+      {list.isPending ? (
+        <Loading what="the DLQ" />
+      ) : list.isError ? (
+        <ErrorBox error={list.error} what="load the DLQ" />
+      ) : list.data.messages.length === 0 ? (
+        <Empty>The DLQ is empty{params.size > 0 ? ' for these filters' : ''}.</Empty>
+      ) : (
+        <>
+          <div class="table-wrap">
+            <table class="list" aria-label="DLQ entries">
+              <thead>
+                <tr>
+                  <th scope="col">
+                    <span class="sr-only">Selected</span>
+                  </th>
+                  <th scope="col">Failed at</th>
+                  <th scope="col">Entry</th>
+                  <th scope="col">URL</th>
+                  <th scope="col">Labels</th>
+                  <th scope="col">Status</th>
+                </tr>
+              </thead>
+              <tbody>
+                {list.data.messages.map((entry) => (
+                  <tr key={entry.dlqId}>
+                    <td>
+                      <input
+                        type="checkbox"
+                        aria-label={`Select ${entry.dlqId}`}
+                        checked={selected.has(entry.dlqId)}
+                        onChange={() => toggle(entry.dlqId)}
+                      />
+                    </td>
+                    <td class="nowrap">{formatTime(entry.createdAt)}</td>
+                    <td class="mono">
+                      <Link href={`/dlq/${encodeURIComponent(entry.dlqId)}`}>{entry.dlqId}</Link>
+                    </td>
+                    <td class="mono clip">{entry.url}</td>
+                    <td>{(entry.labels ?? (entry.label ? [entry.label] : [])).join(', ')}</td>
+                    <td>{entry.responseStatus ?? 'no response'}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <Pager
+            cursor={list.data.cursor}
+            onNext={(cursor) => setParams({ ...current, cursor })}
+            onFirst={
+              current.cursor ? () => setParams({ ...current, cursor: undefined }) : undefined
+            }
+          />
+        </>
+      )}
+    </section>
+  );
+}
+
+export function DlqEntryPage(props: { dlqId: string }) {
+  const [, navigate] = useLocation();
+  const entry = useQuery({
+    queryKey: ['dlq', 'entry', props.dlqId],
+    queryFn: () => request<DlqMessage>(`/v2/dlq/${encodeURIComponent(props.dlqId)}`),
+  });
+  const { retry, remove } = useDlqActions();
+  return (
+    <section>
+      <PageHeader title={`DLQ entry ${props.dlqId}`}>
+        <Link href="/dlq">All DLQ entries</Link>
+      </PageHeader>
+      {retry.isSuccess && <RetryResult messageIds={retry.data} />}
+      {retry.isError && <ErrorBox error={retry.error} what="retry" />}
+      {remove.isError && <ErrorBox error={remove.error} what="delete" />}
+      {entry.isPending ? (
+        <Loading what="the entry" />
+      ) : entry.isError ? (
+        <ErrorBox error={entry.error} what="load the entry" />
+      ) : (
+        <>
+          <div class="actions">
+            <button
+              type="button"
+              disabled={retry.isPending || retry.isSuccess}
+              onClick={() => retry.mutate([props.dlqId])}
+            >
+              Retry
+            </button>
+            <ConfirmButton
+              label="Delete"
+              question="Delete this entry?"
+              onConfirm={() => remove.mutate([props.dlqId], { onSuccess: () => navigate('/dlq') })}
+            />
+          </div>
+          <DlqDetail entry={entry.data} />
+        </>
+      )}
+    </section>
+  );
+}
+
+function DlqDetail(props: { entry: DlqMessage }) {
+  const e = props.entry;
+  return (
+    <>
+      <dl class="facts">
+        <dt>Message</dt>
+        <dd class="mono">
+          <Link href={`/logs/${encodeURIComponent(e.messageId)}`}>{e.messageId}</Link>
+        </dd>
+        <dt>Destination</dt>
+        <dd class="mono">
+          {e.method} {e.url}
+        </dd>
+        <dt>Created</dt>
+        <dd>{formatTime(e.createdAt)}</dd>
+        <dt>Retries</dt>
+        <dd>
+          {e.retried} of {e.maxRetries}
+        </dd>
+        {(e.labels ?? []).length > 0 && (
+          <>
+            <dt>Labels</dt>
+            <dd>{(e.labels ?? []).join(', ')}</dd>
+          </>
+        )}
+      </dl>
+      <h2>Last response</h2>
+      {e.responseStatus === undefined ? (
+        <p class="muted">No response: the last attempt timed out or could not connect.</p>
+      ) : (
+        <>
+          <p>HTTP {e.responseStatus}</p>
+          <h3>Headers</h3>
+          <HeaderTable headers={e.responseHeader} label="Response headers" />
+          <h3>Body</h3>
+          <TextOrBase64Body
+            text={e.responseBody}
+            base64={e.responseBodyBase64}
+            label="Response body"
+          />
+        </>
+      )}
+      <h2>Request</h2>
+      <h3>Headers</h3>
+      <HeaderTable headers={e.header} label="Request headers" />
+      <h3>Body</h3>
+      <TextOrBase64Body text={e.body} base64={e.bodyBase64} label="Request body" />
+    </>
+  );
+}

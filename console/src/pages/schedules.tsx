@@ -1,0 +1,192 @@
+/** Schedules: list with last and next fire times, create, pause, resume, delete. */
+import { useMutation, useQuery, useQueryClient } from '@tanstack/preact-query';
+import { useState } from 'preact/hooks';
+import { request } from '../api';
+import { formRaw, formText } from '../forms';
+import { ConfirmButton, Empty, ErrorBox, Field, Loading, Notice, PageHeader } from '../components';
+import { formatInZone, previewCron, timeZones } from '../cron-preview';
+import { formatTime } from '../format';
+import { prefixed } from '../settings';
+import type { Schedule } from '../types';
+
+const METHODS = ['POST', 'GET', 'PUT', 'PATCH', 'DELETE'] as const;
+
+export function SchedulesPage() {
+  const client = useQueryClient();
+  const schedules = useQuery({
+    queryKey: ['schedules'],
+    queryFn: () => request<Schedule[]>('/v2/schedules'),
+  });
+  const act = useMutation({
+    mutationFn: ({ id, action }: { id: string; action: 'pause' | 'resume' | 'delete' }) =>
+      action === 'delete'
+        ? request(`/v2/schedules/${encodeURIComponent(id)}`, { method: 'DELETE' })
+        : request(`/v2/schedules/${encodeURIComponent(id)}/${action}`, { method: 'POST' }),
+    onSuccess: () => client.invalidateQueries({ queryKey: ['schedules'] }),
+  });
+  return (
+    <section>
+      <PageHeader title="Schedules" />
+      <CreateSchedule />
+      {act.isError && <ErrorBox error={act.error} what="change the schedule" />}
+      {schedules.isPending ? (
+        <Loading what="schedules" />
+      ) : schedules.isError ? (
+        <ErrorBox error={schedules.error} what="load the schedules" />
+      ) : schedules.data.length === 0 ? (
+        <Empty>No schedules yet. Create one above.</Empty>
+      ) : (
+        <div class="table-wrap">
+          <table class="list" aria-label="Schedules">
+            <thead>
+              <tr>
+                <th scope="col">Schedule</th>
+                <th scope="col">Cron</th>
+                <th scope="col">Destination</th>
+                <th scope="col">State</th>
+                <th scope="col">Last fired</th>
+                <th scope="col">Next</th>
+                <th scope="col">
+                  <span class="sr-only">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {schedules.data.map((s) => (
+                <tr key={s.scheduleId}>
+                  <td class="mono">{s.scheduleId}</td>
+                  <td class="mono">{s.cron}</td>
+                  <td class="mono clip">{s.destination}</td>
+                  <td>{s.isPaused ? 'Paused' : 'Active'}</td>
+                  <td class="nowrap">{formatTime(s.lastScheduleTime)}</td>
+                  <td class="nowrap">{s.isPaused ? '' : formatTime(s.nextScheduleTime)}</td>
+                  <td class="row-actions">
+                    <button
+                      type="button"
+                      aria-label={`${s.isPaused ? 'Resume' : 'Pause'} ${s.scheduleId}`}
+                      onClick={() =>
+                        act.mutate({ id: s.scheduleId, action: s.isPaused ? 'resume' : 'pause' })
+                      }
+                    >
+                      {s.isPaused ? 'Resume' : 'Pause'}
+                    </button>
+                    <ConfirmButton
+                      label="Delete"
+                      question={`Delete schedule ${s.scheduleId}?`}
+                      onConfirm={() => act.mutate({ id: s.scheduleId, action: 'delete' })}
+                    />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}
+
+function CreateSchedule() {
+  const client = useQueryClient();
+  const [cron, setCron] = useState('*/5 * * * *');
+  const [zone, setZone] = useState('UTC');
+  const preview = previewCron(cron, zone);
+  const create = useMutation({
+    mutationFn: async (form: FormData) => {
+      const destination = formText(form, 'destination');
+      if (!destination) throw new Error('Enter a destination URL or URL group name.');
+      const headers: Record<string, string> = {
+        [await prefixed('Cron')]: zone === 'UTC' ? cron.trim() : `CRON_TZ=${zone} ${cron.trim()}`,
+        [await prefixed('Method')]: formText(form, 'method') || 'POST',
+        'content-type': formText(form, 'contentType') || 'text/plain',
+      };
+      const retries = formText(form, 'retries');
+      if (retries) headers[await prefixed('Retries')] = retries;
+      const label = formText(form, 'label');
+      if (label) headers[await prefixed('Label')] = label;
+      return request<{ scheduleId: string }>(`/v2/schedules/${destination}`, {
+        method: 'POST',
+        headers,
+        body: formRaw(form, 'body'),
+      });
+    },
+    onSuccess: () => client.invalidateQueries({ queryKey: ['schedules'] }),
+  });
+  return (
+    <details class="panel" open>
+      <summary>New schedule</summary>
+      <form
+        aria-label="New schedule"
+        class="form-grid"
+        onSubmit={(event) => {
+          event.preventDefault();
+          create.mutate(new FormData(event.currentTarget));
+        }}
+      >
+        <Field label="Destination" wide>
+          <input name="destination" placeholder="https://example.com/hook or a URL group name" />
+        </Field>
+        <Field label="Cron">
+          <input
+            name="cron"
+            class="mono"
+            value={cron}
+            onInput={(e) => setCron(e.currentTarget.value)}
+            aria-describedby="cron-preview"
+          />
+        </Field>
+        <Field label="Time zone">
+          <select name="zone" value={zone} onChange={(e) => setZone(e.currentTarget.value)}>
+            {timeZones().map((z) => (
+              <option key={z} value={z}>
+                {z}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <div id="cron-preview" class="cron-preview wide" aria-live="polite">
+          {preview.ok ? (
+            <>
+              <span>Next five fire times ({zone}):</span>
+              <ol aria-label="Next fire times">
+                {preview.times.map((t) => (
+                  <li key={t.getTime()}>{formatInZone(t, zone)}</li>
+                ))}
+              </ol>
+            </>
+          ) : (
+            <span class="error-text" role="alert">
+              Invalid cron expression: {preview.error}
+            </span>
+          )}
+        </div>
+        <Field label="Method">
+          <select name="method">
+            {METHODS.map((m) => (
+              <option key={m}>{m}</option>
+            ))}
+          </select>
+        </Field>
+        <Field label="Retries">
+          <input name="retries" inputMode="numeric" />
+        </Field>
+        <Field label="Label">
+          <input name="label" />
+        </Field>
+        <Field label="Content type">
+          <input name="contentType" placeholder="text/plain" />
+        </Field>
+        <Field label="Body" wide>
+          <textarea name="body" rows={3} />
+        </Field>
+        <div class="wide">
+          <button type="submit" disabled={!preview.ok || create.isPending}>
+            Create schedule
+          </button>
+        </div>
+        {create.isSuccess && <Notice>Created schedule {create.data.scheduleId}.</Notice>}
+        {create.isError && <ErrorBox error={create.error} what="create the schedule" />}
+      </form>
+    </details>
+  );
+}

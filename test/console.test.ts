@@ -1,0 +1,345 @@
+/**
+ * The console in a real browser (headless Chromium) against a real Ferry on SQLite with real
+ * receivers: sign in and out, Logs with a message's timeline, DLQ retry, schedules, URL-group
+ * headers, planted XSS payloads, and no request to any host but Ferry's.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  launchBrowser,
+  screenshot,
+  signIn,
+  type ConsolePage,
+  type TestBrowser,
+} from './helpers/browser.js';
+import { startFerry, type TestFerry } from './helpers/ferry.js';
+import { startReceiver, type Receiver } from './helpers/receiver.js';
+
+let t: TestFerry;
+let browser: TestBrowser;
+let receiver: Receiver;
+const pages: ConsolePage[] = [];
+
+/** Polls `check` until it holds, with a deadline (waiting on recorded state, not on time). */
+async function eventually(check: () => Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`timed out waiting until ${what}`);
+}
+
+/** Waits until the log holds `state` for the message (the engine writes it after delivery). */
+function waitForState(messageId: string, state: string): Promise<void> {
+  return eventually(async () => {
+    const res = await t.api(`/v2/events?messageId=${messageId}&state=${state}`);
+    return ((await res.json()) as { events: unknown[] }).events.length > 0;
+  }, `${messageId} reached ${state}`);
+}
+
+async function open(path: string): Promise<ConsolePage> {
+  const p = await browser.newPage();
+  pages.push(p);
+  await signIn(p.page, t.url, t.token, path);
+  return p;
+}
+
+async function publish(path: string, init: RequestInit): Promise<string> {
+  const res = await t.api(`/v2/publish/${receiver.url}${path}`, { method: 'POST', ...init });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { messageId: string }).messageId;
+}
+
+beforeAll(async () => {
+  [t, browser, receiver] = await Promise.all([startFerry(), launchBrowser(), startReceiver()]);
+});
+
+afterAll(async () => {
+  await Promise.all([browser?.close(), receiver?.close()]);
+  await t?.close();
+});
+
+describe('console', () => {
+  it('signs in with a token kept for the session only, and signing out forgets it', async () => {
+    const p = await browser.newPage();
+    pages.push(p);
+    const { page } = p;
+    await page.goto(`${t.url}/console/schedules`);
+    await page.getByLabel('Token').fill('not-a-token');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page
+      .getByRole('alert')
+      .getByText(/Could not sign in\. Ferry answered 401/)
+      .waitFor();
+
+    await page.getByLabel('Token').fill(t.token);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    const nav = page.getByRole('navigation', { name: 'Console' });
+    await nav.waitFor();
+    for (const name of [
+      'Overview',
+      'Publish',
+      'Logs',
+      'Messages',
+      'DLQ',
+      'Schedules',
+      'URL groups',
+      'Queues',
+      'Flow control',
+      'Workflows',
+      'Keys',
+      'Usage',
+    ]) {
+      expect(await nav.getByRole('link', { name, exact: true }).count(), name).toBe(1);
+    }
+    // The deep link survived the sign-in; the token is in sessionStorage only, not in the URL.
+    expect(new URL(page.url()).pathname).toBe('/console/schedules');
+    expect(page.url()).not.toContain(t.token);
+    // Evaluated in the page (as text: the tests' TypeScript has no DOM types).
+    const stored = await page.evaluate<{ session: string; local: number; cookies: string }>(
+      '({ session: JSON.stringify(Object.entries(sessionStorage)), local: localStorage.length, cookies: document.cookie })',
+    );
+    expect(stored.session).toContain(t.token);
+    expect(stored.local).toBe(0);
+    expect(stored.cookies).toBe('');
+
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('Token').waitFor();
+    expect(await page.evaluate<number>('sessionStorage.length')).toBe(0);
+  });
+
+  it('shows a delivered message in Logs, with its timeline, filters in the URL', async () => {
+    const messageId = await publish('/logs-ok', {
+      headers: { 'content-type': 'application/json', 'Svc-Label': 'orders' },
+      body: '{"order":42}',
+    });
+    await waitForState(messageId, 'DELIVERED');
+
+    const { page } = await open('/logs');
+    const row = page
+      .getByRole('row')
+      .filter({ hasText: messageId })
+      .filter({ hasText: 'DELIVERED' });
+    await row.waitFor();
+
+    // Filters go into the URL; a reload keeps them; back returns to the unfiltered list.
+    await page.getByLabel('State').selectOption('DELIVERED');
+    await page.getByLabel('Label').fill('orders');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.waitForURL(/state=DELIVERED/);
+    expect(page.url()).toContain('label=orders');
+    await page.reload();
+    await row.waitFor();
+    await screenshot(page, 'logs');
+    expect(await page.getByLabel('Label').inputValue()).toBe('orders');
+
+    await page.getByRole('link', { name: messageId }).first().click();
+    await page.waitForURL(new RegExp(`/console/logs/${messageId}$`));
+    const timeline = page.getByRole('list', { name: 'Timeline' });
+    await timeline.waitFor();
+    expect(await timeline.getByRole('listitem').allInnerTexts()).toEqual([
+      expect.stringContaining('CREATED'),
+      expect.stringContaining('ACTIVE'),
+      expect.stringContaining('DELIVERED'),
+    ]);
+    expect(await page.getByLabel('Request body').innerText()).toContain('"order": 42');
+    await page.getByText('HTTP 200 at').waitFor();
+    await screenshot(page, 'message');
+
+    await page.goBack();
+    await page.waitForURL(/\/console\/logs\?/);
+    await page.goBack();
+    await page.waitForURL(/\/console\/logs$/);
+  });
+
+  it('retries a DLQ entry and the retry is delivered', async () => {
+    let fail = true;
+    const failing = await startReceiver(() =>
+      fail ? { status: 500, body: 'down' } : { status: 200 },
+    );
+    try {
+      const res = await t.api(`/v2/publish/${failing.url}/dlq`, {
+        method: 'POST',
+        headers: { 'Svc-Retries': '0' },
+        body: 'to the dlq',
+      });
+      const { messageId } = (await res.json()) as { messageId: string };
+      await waitForState(messageId, 'FAILED');
+
+      const { page } = await open('/dlq');
+      const row = page.getByRole('row').filter({ hasText: '500' });
+      await row.waitFor();
+      await row.getByRole('link').click();
+      await page.getByText('HTTP 500').waitFor();
+      expect(await page.getByLabel('Response body').innerText()).toBe('down');
+      await screenshot(page, 'dlq-entry');
+
+      fail = false;
+      await page.getByRole('button', { name: 'Retry', exact: true }).click();
+      const link = page.getByRole('status').getByRole('link');
+      await link.waitFor();
+      const retriedId = await link.innerText();
+      await failing.waitFor(2);
+      await waitForState(retriedId, 'DELIVERED');
+      await link.click();
+      await page.getByRole('list', { name: 'Timeline' }).getByText('DELIVERED').waitFor();
+      const dlq = (await (await t.api('/v2/dlq')).json()) as { messages: unknown[] };
+      expect(dlq.messages).toHaveLength(0);
+    } finally {
+      await failing.close();
+    }
+  });
+
+  it('creates, pauses, resumes and deletes a schedule, with the next five fire times', async () => {
+    const { page } = await open('/schedules');
+    const cron = page.getByLabel('Cron', { exact: true });
+    await cron.fill('0 9 * * 1');
+    await page.getByLabel('Time zone').selectOption('Europe/Berlin');
+    const times = page.getByRole('list', { name: 'Next fire times' }).getByRole('listitem');
+    await expect.poll(() => times.allInnerTexts()).toHaveLength(5);
+    for (const text of await times.allInnerTexts())
+      expect(text).toMatch(/^Mon \d{4}-\d\d-\d\d 09:00$/);
+
+    await cron.fill('61 * * * *');
+    await page.getByText(/Invalid cron expression/).waitFor();
+    expect(await page.getByRole('button', { name: 'Create schedule' }).isDisabled()).toBe(true);
+    await cron.fill('*/10 * * * *');
+
+    await page.getByLabel('Destination').fill(`${receiver.url}/tick`);
+    await page.getByRole('button', { name: 'Create schedule' }).click();
+    const created = page.getByText(/^Created schedule (\S+)\.$/);
+    await created.waitFor();
+    const scheduleId = /Created schedule (\S+)\./.exec(await created.innerText())?.[1] ?? '';
+    const row = page.getByRole('row').filter({ hasText: scheduleId });
+    await row.getByText('Active').waitFor();
+    await screenshot(page, 'schedules');
+    const stored = (await (await t.api(`/v2/schedules/${scheduleId}`)).json()) as { cron: string };
+    expect(stored.cron).toBe('CRON_TZ=Europe/Berlin */10 * * * *');
+
+    await row.getByRole('button', { name: `Pause ${scheduleId}` }).click();
+    await row.getByText('Paused').waitFor();
+    await row.getByRole('button', { name: `Resume ${scheduleId}` }).click();
+    await row.getByText('Active').waitFor();
+    await row.getByRole('button', { name: 'Delete' }).click();
+    await row.getByRole('button', { name: 'Yes, delete' }).click();
+    await row.waitFor({ state: 'detached' });
+    expect((await t.api(`/v2/schedules/${scheduleId}`)).status).toBe(404);
+  });
+
+  it("edits a URL group's default headers", async () => {
+    const add = await t.api('/v2/topics/billing/endpoints', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ endpoints: [{ url: `${receiver.url}/a`, name: 'a' }] }),
+    });
+    expect(add.status).toBe(200);
+    const { page } = await open('/url-groups');
+    await page.getByRole('link', { name: 'billing' }).click();
+    await page.getByRole('table', { name: 'Endpoints' }).getByText('a', { exact: true }).waitFor();
+    await page.getByLabel('Header 1 name').fill('Svc-Retries');
+    await page.getByLabel('Header 1 value').fill('2');
+    await page.getByRole('button', { name: 'Add header' }).click();
+    await page.getByLabel('Header 2 name').fill('X-Team');
+    await page.getByLabel('Header 2 value').fill('payments');
+    await page.getByRole('button', { name: 'Save headers' }).click();
+    await page.getByText('Default headers saved.').waitFor();
+    await screenshot(page, 'url-group');
+    const group = (await (await t.api('/v2/topics/billing')).json()) as {
+      headers: Record<string, string[]>;
+    };
+    expect(group.headers).toEqual({ 'Svc-Retries': ['2'], 'X-Team': ['payments'] });
+  });
+
+  it('shows planted markup in a body, a header and a label as text, and runs none of it', async () => {
+    const payload = (n: number): string =>
+      `<img src=x onerror="window.__xss=${n}"><script>window.__xss=${n}</script>`;
+    const messageId = await publish('/xss', {
+      headers: {
+        'content-type': 'text/html',
+        'Svc-Label': `<img src=x onerror=window.__xss=3>`,
+        'Svc-Forward-X-Evil': payload(2),
+      },
+      body: payload(1),
+    });
+    await waitForState(messageId, 'DELIVERED');
+
+    const p = await open(`/logs?messageId=${messageId}`);
+    const { page } = p;
+    await page
+      .getByRole('row')
+      .filter({ hasText: 'DELIVERED' })
+      .getByText('<img src=x onerror=window.__xss=3>')
+      .waitFor();
+    await page.getByRole('link', { name: messageId }).first().click();
+    await page.getByLabel('Request body').getByText(payload(1)).waitFor();
+    await page.getByRole('table', { name: 'Request headers' }).getByText(payload(2)).waitFor();
+    expect(await page.locator('img').count()).toBe(0);
+    expect(await page.evaluate<unknown>('window.__xss')).toBeUndefined();
+    expect(p.errors.filter((e) => /Content Security Policy/i.test(e))).toEqual([]);
+  });
+
+  it('resumes a failed workflow run from the workflow DLQ', async () => {
+    // A one-step workflow endpoint speaking the Svc- protocol: it fails until fixed, then ends
+    // the run with its result.
+    let fixed = false;
+    const workflow = await startReceiver(async (req) => {
+      if (!fixed) return { status: 500, body: 'step broke' };
+      const runId = req.headers['svc-workflow-runid'] as string;
+      await t.api(`/v2/workflows/runs/${runId}?cancel=false`, {
+        method: 'DELETE',
+        body: JSON.stringify('all done'),
+      });
+      return { status: 200 };
+    });
+    try {
+      const trigger = await t.api(`/v2/publish/${workflow.url}/wf`, {
+        method: 'POST',
+        headers: {
+          'Svc-Workflow-RunId': 'wfr_console-1',
+          'Svc-Workflow-Init': 'true',
+          'Svc-Retries': '0',
+          'Svc-Failure-Callback': `${receiver.url}/wf-failed`,
+        },
+        body: 'payload',
+      });
+      expect(trigger.status).toBe(200);
+      await eventually(async () => {
+        const dlq = (await (await t.api('/v2/workflows/dlq')).json()) as { messages: unknown[] };
+        return dlq.messages.length === 1;
+      }, 'the run reached the workflow DLQ');
+
+      const { page } = await open('/workflows?view=dlq');
+      const row = page.getByRole('row').filter({ hasText: 'wfr_console-1' });
+      await row.getByText('500').waitFor();
+      await screenshot(page, 'workflow-dlq');
+      fixed = true;
+      await row.getByRole('button', { name: 'Resume wfr_console-1' }).click();
+      const notice = page.getByText(/^Resumed (\S+)\.$/);
+      await notice.waitFor();
+      const resumedId = /^Resumed (\S+)\.$/.exec(await notice.innerText())?.[1] ?? '';
+      await page.getByText('No failed runs in the workflow DLQ.').waitFor();
+
+      await eventually(async () => {
+        const logs = (await (
+          await t.api(`/v2/workflows/logs?workflowRunId=${resumedId}`)
+        ).json()) as { runs: { workflowState: string }[] };
+        return logs.runs[0]?.workflowState === 'RUN_SUCCESS';
+      }, 'the resumed run succeeded');
+      await page.getByRole('link', { name: 'Runs', exact: true }).click();
+      await page.getByRole('link', { name: resumedId }).click();
+      await page.getByText('RUN_SUCCESS').first().waitFor();
+      expect(await page.locator('pre.body').innerText()).toContain('all done');
+    } finally {
+      await workflow.close();
+    }
+  });
+
+  it('sends no request to any host but Ferry', () => {
+    const origin = new URL(t.url).origin;
+    const all = pages.flatMap((p) => p.requests);
+    expect(all.length).toBeGreaterThan(20);
+    expect(all.filter((url) => !url.startsWith(`${origin}/`) && !url.startsWith('data:'))).toEqual(
+      [],
+    );
+  });
+});

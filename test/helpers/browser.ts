@@ -1,0 +1,79 @@
+/**
+ * Headless Chromium (Debian's package; `npm test` installs it when missing, see
+ * scripts/ensure-chromium.mjs) driven by playwright-core, for the console's end-to-end tests.
+ * One browser per test file, a fresh context (cookies, storage) per test.
+ */
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+
+export const CHROMIUM = process.env.FERRY_CHROMIUM ?? '/usr/bin/chromium';
+
+export interface TestBrowser {
+  newPage(): Promise<ConsolePage>;
+  close(): Promise<void>;
+}
+
+export interface ConsolePage {
+  page: Page;
+  context: BrowserContext;
+  /** Every URL the page requested (documents, assets, API calls). */
+  requests: string[];
+  /** Uncaught page errors and console errors (CSP violations show here). */
+  errors: string[];
+}
+
+export async function launchBrowser(): Promise<TestBrowser> {
+  // launch() gives the browser a fresh, temporary user-data dir of its own.
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--disable-quic',
+      '--no-first-run',
+    ],
+  });
+  return {
+    async newPage() {
+      const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+      const page = await context.newPage();
+      page.setDefaultTimeout(10_000);
+      const requests: string[] = [];
+      const errors: string[] = [];
+      page.on('request', (r) => requests.push(r.url()));
+      page.on('pageerror', (e) => errors.push(e.message));
+      page.on('console', (m) => {
+        if (m.type() === 'error') errors.push(m.text());
+      });
+      return { page, context, requests, errors };
+    },
+    close: () => browser.close(),
+  };
+}
+
+/** Opens the console at `path` (under /console) and signs in with `token`. */
+export async function signIn(
+  page: Page,
+  baseUrl: string,
+  token: string,
+  path = '/logs',
+): Promise<void> {
+  await page.goto(`${baseUrl}/console${path}`);
+  await page.getByLabel('Token').fill(token);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('navigation', { name: 'Console' }).waitFor();
+}
+
+/**
+ * Saves a screenshot to `docs/console-<name>.png` when FERRY_SCREENSHOTS is set
+ * (`npm run screenshots`), so the pictures in docs/console.md come from these tests.
+ */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  if (!process.env.FERRY_SCREENSHOTS) return;
+  const path = new URL(`../../docs/console-${name}.png`, import.meta.url);
+  await page.screenshot({ path: path.pathname, fullPage: false });
+}
