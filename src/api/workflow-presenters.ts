@@ -1,10 +1,24 @@
 /** The JSON shapes of workflow runs: a run in the logs, a run in the workflow DLQ. */
 import type { WorkflowRun, WorkflowStep } from '../core/workflow.js';
 import { parseStepBody } from '../core/workflow.js';
-import { messageJson, textOrBase64 } from './presenters.js';
+import { cutFields, messageJson, textOrBase64, trimCutUtf8 } from './presenters.js';
 
 /** One step of a run's history as the logs show it (the SDK's step object, decoded). */
 function stepJson(step: WorkflowStep): Record<string, unknown> {
+  if (step.bodySize !== undefined) {
+    // Cut by the list: not a whole step object any more, shown as the text it begins with.
+    return {
+      messageId: step.messageId,
+      callType: step.callType,
+      createdAt: step.createdAt,
+      state: 'STEP_SUCCESS',
+      ...(step.seq === 0 ? { stepId: 0, stepName: 'init', stepType: 'Initial' } : {}),
+      ...(step.seq === 0
+        ? textOrBase64(trimCutUtf8(step.body), 'out', 'outBase64')
+        : textOrBase64(trimCutUtf8(step.body), 'body', 'bodyBase64')),
+      ...cutFields(step.seq === 0 ? 'out' : 'body', step.bodySize),
+    };
+  }
   const parsed = step.seq === 0 ? undefined : parseStepBody(step.body);
   return {
     messageId: step.messageId,
@@ -70,16 +84,23 @@ export function workflowRunJson(run: WorkflowRun, steps: WorkflowStep[]): Record
 }
 
 /** A run in the workflow DLQ: the failed step message's fields plus the run's. */
-export function workflowDlqJson(run: WorkflowRun): Record<string, unknown> {
+/**
+ * @param bodyCut a list's cut: the failed message's body is cut to it here (the run is stored
+ *   as one document, so storage reads it whole), with `bodyTruncated` and `bodySize`.
+ */
+export function workflowDlqJson(run: WorkflowRun, bodyCut?: number): Record<string, unknown> {
   const dlq = run.dlq;
   if (!dlq) throw new Error(`run ${run.runId} is not in the DLQ`);
+  const body = dlq.message.body;
+  const cut = bodyCut !== undefined && body.byteLength > bodyCut;
+  const message = cut ? { ...dlq.message, body: body.subarray(0, bodyCut) } : dlq.message;
   const info = {
     state: run.failureFunctionState,
     responseStatus: dlq.failureResponseStatus,
     messageId: dlq.failureMessageId,
   };
   return {
-    ...messageJson(dlq.message),
+    ...messageJson(message, cut ? body.byteLength : undefined),
     dlqId: dlq.dlqId,
     workflowRunId: run.runId,
     workflowUrl: run.url,
