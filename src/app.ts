@@ -150,6 +150,7 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
       production: config.production,
       onMessagesStored: wake,
       onSchedulesChanged: () => scheduler.wake(),
+      requestCaps: { messages: config.maxRequestMessages, bytes: config.maxRequestBytes },
       usage: meter,
       monthCount: (accountId, metric, now) => meter.monthCount(accountId, metric, now),
       dayCount: (accountId, metric, now) => meter.dayCount(accountId, metric, now),

@@ -27,6 +27,15 @@ export interface ApiContext {
   dayCount(accountId: string, metric: UsageMetric, now: number): Promise<number>;
   /** A schedule was created, replaced or resumed: wake this node's scheduler. */
   onSchedulesChanged: () => void;
+  /** What one request may create (`--max-request-messages`, `--max-request-bytes`). */
+  requestCaps: RequestCaps;
+}
+
+export interface RequestCaps {
+  /** Most messages one request may create. */
+  messages: number;
+  /** Most body bytes one request may store, counted per message. */
+  bytes: number;
 }
 
 declare module 'fastify' {

@@ -12,6 +12,20 @@ import type { Page } from '../storage/driver.js';
 /** Most JSON bytes of one list page (an item larger than this still makes a page of its own). */
 export const PAGE_BUDGET_BYTES = 4 * 1024 * 1024;
 
+/**
+ * Time one page may spend reading, ms: past it the page ends early like at the byte budget.
+ * SQLite reads a stored body whole even to cut it (its `substr` loads the value, and the columns
+ * stored after a body are reached through its overflow pages), on the main thread: with bodies
+ * of 10 MiB a page of 100 would block for seconds. So pages are read a few rows at a time, sized
+ * from the time the last read took per row, with the event loop free between reads.
+ */
+export const PAGE_TIME_BUDGET_MS = 500;
+
+/** Longest single read of a page, ms (other requests wait at most about this long). */
+const READ_TIME_TARGET_MS = 40;
+
+const FIRST_READ_ROWS = 1;
+
 /** Bytes of each body a list shows when the request gives no `bodyCut`. */
 export const DEFAULT_BODY_CUT = 64 * 1024;
 
@@ -56,19 +70,29 @@ export interface BoundedPageParams<T> {
   budgetBytes?: number;
 }
 
-/** One page of presented items within the byte budget; `cursor` absent on the last page. */
+/**
+ * One page of presented items within the byte and time budgets; `cursor` absent on the last
+ * page. Elapsed time is measured with `performance.now()`: it bounds this request's latency,
+ * not anything a test drives through the injected clock.
+ */
 export async function boundedPage<T>(p: BoundedPageParams<T>): Promise<Page<unknown>> {
   const budget = p.budgetBytes ?? PAGE_BUDGET_BYTES;
+  const started = performance.now();
   const items: unknown[] = [];
   let used = 0;
   let cursor = p.cursor;
+  let perRowMs = 0;
   while (items.length < p.count) {
-    const room = Math.max(1, Math.floor((budget - used) / Math.max(1, p.itemBytes)));
-    const page = await p.fetch(cursor, Math.min(p.count - items.length, room));
+    const byBytes = Math.floor((budget - used) / Math.max(1, p.itemBytes));
+    // The first read takes a few rows to learn how long a row takes.
+    const byTime = perRowMs > 0 ? Math.floor(READ_TIME_TARGET_MS / perRowMs) : FIRST_READ_ROWS;
+    const want = Math.min(p.count - items.length, Math.max(1, Math.min(byBytes, byTime)));
+    const readStart = performance.now();
+    const page = await p.fetch(cursor, want);
+    perRowMs = (performance.now() - readStart) / Math.max(1, page.items.length);
     for (const item of page.items) {
       const shown = await p.present(item);
-      // JSON text length: the answer's size to within the multi-byte characters it escapes.
-      const size = JSON.stringify(shown).length + 1;
+      const size = Buffer.byteLength(JSON.stringify(shown)) + 1; // and a comma
       if (items.length > 0 && used + size > budget) return { items, cursor };
       items.push(shown);
       used += size;
@@ -76,6 +100,11 @@ export async function boundedPage<T>(p: BoundedPageParams<T>): Promise<Page<unkn
     }
     if (page.cursor === undefined) return { items };
     cursor = page.cursor;
+    if (items.length < p.count) {
+      if (performance.now() - started + perRowMs > PAGE_TIME_BUDGET_MS) return { items, cursor };
+      // Let other requests (and /health) run between two reads.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
   }
   return { items, cursor };
 }

@@ -11,6 +11,7 @@ import type { PlanLimits } from '../../core/plans.js';
 import type { PublishItem } from '../../engine/publisher.js';
 import type { ApiContext } from '../context.js';
 import { admitRequest } from '../limits.js';
+import { checkRequestCaps } from '../request-caps.js';
 import { jsonBody } from '../json-body.js';
 import { checkBodySize, preparePublish, publishResponse, type PreparedPublish } from './publish.js';
 import { parseDestination } from '../../core/destination.js';
@@ -99,6 +100,10 @@ export function batchRoutes(app: FastifyInstance, ctx: ApiContext): void {
     );
     const items: PublishItem[] = [];
     for (const p of prepared) if (!(p instanceof FerryError)) items.push(...p.items);
+    checkRequestCaps(
+      ctx.requestCaps,
+      items.map((item) => item.message),
+    );
     await admitRequest(ctx, request, reply, items.length);
     const results = items.length > 0 ? await ctx.publisher.publish(items) : [];
     let next = 0;

@@ -7,6 +7,7 @@ import { retryDlqEntries, type RetryOverride } from '../../engine/dlq-retry.js';
 import type { RecordFilter } from '../../storage/driver.js';
 import type { ApiContext } from '../context.js';
 import { admitRequest } from '../limits.js';
+import { checkRequestCaps } from '../request-caps.js';
 import { BODY_CUT_PARAM, boundedPage, itemBytes, parseBodyCut } from '../list-page.js';
 import { dlqJson } from '../presenters.js';
 import { parseQuery, type ParsedQuery } from '../query.js';
@@ -165,6 +166,10 @@ export function dlqRoutes(app: FastifyInstance, ctx: ApiContext): void {
   app.post('/v2/dlq/retry', async (request, reply) => {
     const { filter, cursor, count } = dlqQuery(request.url);
     const result = await page(request.account.id, filter, cursor, count);
+    checkRequestCaps(
+      ctx.requestCaps,
+      result.items.map((entry) => entry.message),
+    );
     if (result.items.length > 0) await admitRequest(ctx, request, reply, result.items.length);
     const messages = await retryDlqEntries({
       executor: ctx.executor,
