@@ -60,7 +60,7 @@ export interface BoundedPageParams<T> {
   /** The cursor that continues after `item`. */
   cursorOf: (item: T) => string;
   /** The item as the answer shows it. */
-  present: (item: T) => Promise<unknown> | unknown;
+  present: (item: T) => unknown;
   /**
    * Bytes a stored item can take at most once read (its cut bodies included): sets how many
    * items are read at once, so what one read holds stays near the budget.

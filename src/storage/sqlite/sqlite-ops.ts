@@ -380,14 +380,16 @@ export class SqliteOps {
    * Newest first by id; the cursor is the last returned id. header/body are stored on the
    * CREATED event only; the other events take them from it. The correlated subqueries sit in the
    * select list, so the filter's bare column names refer to `e` alone, and they run only for the
-   * rows returned. Bodies are cut in SQL (`substr`), with their whole `length` beside them.
+   * rows returned, and not at all for a CREATED row (which has its own: a lookup of it would read
+   * the columns behind its body once more). Bodies are cut in SQL (`substr`), with their whole
+   * `length` beside them.
    */
   eventList({ accountId, filter, cursor, count, bodyCut }: EventListParams): Page<EventRecord> {
     const { where, params } = filterSql(filter, EVENT_FILTER);
     const before = cursor === undefined ? undefined : parseEventCursor(cursor);
     const fromCreated = (expr: string): string =>
-      `(SELECT ${expr} FROM events c WHERE c.message_id = e.message_id ` +
-      `AND c.state = 'CREATED' AND c.account_id = e.account_id LIMIT 1)`;
+      `(SELECT ${expr} FROM events c WHERE e.state <> 'CREATED' AND ` +
+      `c.message_id = e.message_id AND c.state = 'CREATED' AND c.account_id = e.account_id LIMIT 1)`;
     const created = (column: string): string =>
       `COALESCE(e.${column}, ${fromCreated(`c.${column}`)}) AS ${column}`;
     const sql =
