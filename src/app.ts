@@ -210,6 +210,7 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
       production: config.production,
       onMessagesStored: wake,
       onSchedulesChanged: () => scheduler.wake(),
+      requestCaps: { messages: config.maxRequestMessages, bytes: config.maxRequestBytes },
       usage,
       metrics,
       monthCount: (accountId, metric, now) => meter.monthCount(accountId, metric, now),

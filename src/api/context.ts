@@ -30,6 +30,15 @@ export interface ApiContext {
   onSchedulesChanged: () => void;
   /** Publish acknowledgement times (`/metrics`). */
   metrics: MetricsSink;
+  /** What one request may create (`--max-request-messages`, `--max-request-bytes`). */
+  requestCaps: RequestCaps;
+}
+
+export interface RequestCaps {
+  /** Most messages one request may create. */
+  messages: number;
+  /** Most body bytes one request may store, counted per message. */
+  bytes: number;
 }
 
 declare module 'fastify' {

@@ -20,8 +20,36 @@ export function textOrBase64(
 const base64 = (bytes: Uint8Array | undefined): string | undefined =>
   bytes === undefined ? undefined : Buffer.from(bytes).toString('base64');
 
-/** A message as the API shows it: redacted fields (`Svc-Redact-Fields`) as `REDACTED:<sha256>`. */
-export function messageJson(message: Message): Record<string, unknown> {
+/**
+ * Drops the last character's bytes when a cut left it incomplete, so a cut UTF-8 text still
+ * shows as text. Hand-written: TextDecoder can only replace such bytes with U+FFFD.
+ */
+export function trimCutUtf8(bytes: Uint8Array): Uint8Array {
+  for (let back = 1; back <= Math.min(3, bytes.length); back++) {
+    const byte = bytes[bytes.length - back] as number;
+    if ((byte & 0xc0) !== 0x80) {
+      // A lead byte: 110xxxxx starts 2 bytes, 1110xxxx 3, 11110xxx 4; an ASCII byte is whole.
+      const length = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1;
+      return length > back ? bytes.subarray(0, bytes.length - back) : bytes;
+    }
+  }
+  return bytes;
+}
+
+/**
+ * `{<key>Truncated: true, <key>Size}` when a list cut the body (its whole size in bytes), so a
+ * client knows to fetch the item for the whole body; nothing when it came whole.
+ */
+export function cutFields(key: string, size: number | undefined): Record<string, unknown> {
+  return size === undefined ? {} : { [`${key}Truncated`]: true, [`${key}Size`]: size };
+}
+
+/**
+ * A message as the API shows it: redacted fields (`Svc-Redact-Fields`) as `REDACTED:<sha256>`.
+ * `bodySize` is set when a list cut the body (then redaction hashes only what was read, so a
+ * list shows no hash: `REDACTED`).
+ */
+export function messageJson(message: Message, bodySize?: number): Record<string, unknown> {
   const { spec } = message;
   return {
     messageId: message.id,
@@ -30,9 +58,7 @@ export function messageJson(message: Message): Record<string, unknown> {
     endpointName: message.endpointName,
     method: spec.method,
     header: redactHeaders(spec.headers, spec.redact),
-    ...(spec.redact?.body
-      ? { body: redactedText(message.body) }
-      : textOrBase64(message.body, 'body', 'bodyBase64')),
+    ...bodyFields(message, bodySize),
     maxRetries: message.maxRetries,
     retried: message.retried,
     notBefore: message.notBefore,
@@ -53,6 +79,20 @@ export function messageJson(message: Message): Record<string, unknown> {
   };
 }
 
+/** A message's body fields: as text or base64, redacted, or cut by a list. */
+function bodyFields(message: Message, bodySize: number | undefined): Record<string, unknown> {
+  if (message.spec.redact?.body) {
+    // A cut body cannot be hashed whole: the list shows no hash, the item's GET does.
+    if (bodySize === undefined) return { body: redactedText(message.body) };
+    return { body: 'REDACTED', ...cutFields('body', bodySize) };
+  }
+  if (bodySize === undefined) return textOrBase64(message.body, 'body', 'bodyBase64');
+  return {
+    ...textOrBase64(trimCutUtf8(message.body), 'body', 'bodyBase64'),
+    ...cutFields('body', bodySize),
+  };
+}
+
 export function eventJson(event: EventRecord): Record<string, unknown> {
   return {
     time: event.time,
@@ -62,11 +102,13 @@ export function eventJson(event: EventRecord): Record<string, unknown> {
     method: event.method,
     header: event.header ?? {},
     body: event.bodyRedacted ?? base64(event.body) ?? '',
+    ...cutFields('body', event.bodyRedacted === undefined ? event.bodySize : undefined),
     error: event.error,
     nextDeliveryTime: event.nextDeliveryTime,
     responseStatus: event.responseStatus,
     responseHeader: event.responseHeader,
     responseBody: base64(event.responseBody),
+    ...cutFields('responseBody', event.responseBodySize),
     topicName: event.topicName,
     endpointName: event.endpointName,
     scheduleId: event.scheduleId,
@@ -82,14 +124,21 @@ export function eventJson(event: EventRecord): Record<string, unknown> {
 
 export function dlqJson(entry: DlqEntry): Record<string, unknown> {
   return {
-    ...messageJson(entry.message),
+    ...messageJson(entry.message, entry.bodySize),
     dlqId: entry.dlqId,
     dlqCreatedAt: entry.createdAt,
     responseStatus: entry.responseStatus,
     responseHeader: entry.responseHeader,
     ...(entry.responseBody === undefined
       ? {}
-      : textOrBase64(entry.responseBody, 'responseBody', 'responseBodyBase64')),
+      : textOrBase64(
+          entry.responseBodySize === undefined
+            ? entry.responseBody
+            : trimCutUtf8(entry.responseBody),
+          'responseBody',
+          'responseBodyBase64',
+        )),
+    ...cutFields('responseBody', entry.responseBodySize),
     error: entry.error,
   };
 }

@@ -2,7 +2,7 @@
 import { redactHeaders, redactedText } from '../core/redaction.js';
 import type { Schedule } from '../core/schedule.js';
 import type { EventState } from '../core/types.js';
-import { textOrBase64 } from './presenters.js';
+import { cutFields, textOrBase64, trimCutUtf8 } from './presenters.js';
 
 /**
  * @param states the current state of each message the last tick produced (`lastScheduleStates`);
@@ -25,8 +25,15 @@ export function scheduleJson(
     ...(schedule.body.byteLength === 0
       ? {}
       : spec.redact?.body
-        ? { body: redactedText(schedule.body) }
-        : textOrBase64(schedule.body, 'body', 'bodyBase64')),
+        ? schedule.bodySize === undefined
+          ? { body: redactedText(schedule.body) }
+          : { body: 'REDACTED', ...cutFields('body', schedule.bodySize) }
+        : schedule.bodySize === undefined
+          ? textOrBase64(schedule.body, 'body', 'bodyBase64')
+          : {
+              ...textOrBase64(trimCutUtf8(schedule.body), 'body', 'bodyBase64'),
+              ...cutFields('body', schedule.bodySize),
+            }),
     retries: spec.retries,
     delay: spec.delayMs === undefined ? undefined : Math.round(spec.delayMs / 1000),
     callback: spec.callback?.url,

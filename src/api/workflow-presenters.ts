@@ -2,7 +2,7 @@
 import { coversHeader, redactedText, type Redaction } from '../core/redaction.js';
 import type { WorkflowRun, WorkflowStep } from '../core/workflow.js';
 import { parseStepBody } from '../core/workflow.js';
-import { messageJson, textOrBase64 } from './presenters.js';
+import { cutFields, messageJson, textOrBase64, trimCutUtf8 } from './presenters.js';
 
 /** Fields of the SDK's step object that hold content: what a step was given or returned. */
 const STEP_BODY_FIELDS = ['out', 'callBody', 'callResponseBody', 'invokedWorkflowRunBody'];
@@ -49,12 +49,24 @@ function stepJson(step: WorkflowStep, redaction: Redaction | undefined): Record<
     state: 'STEP_SUCCESS',
   };
   const hideBody = redaction?.body === true;
+  const initial = step.seq === 0 ? { stepId: 0, stepName: 'init', stepType: 'Initial' } : {};
+  if (step.bodySize !== undefined) {
+    // Cut by the list: not a whole step object any more, shown as the text it begins with. A
+    // redacted cut value shows no hash: the hash of a cut would not match the whole.
+    const key = step.seq === 0 ? 'out' : 'body';
+    return {
+      ...head,
+      ...initial,
+      ...(hideBody
+        ? { [key]: 'REDACTED' }
+        : textOrBase64(trimCutUtf8(step.body), key, `${key}Base64`)),
+      ...cutFields(key, step.bodySize),
+    };
+  }
   if (step.seq === 0) {
     return {
       ...head,
-      stepId: 0,
-      stepName: 'init',
-      stepType: 'Initial',
+      ...initial,
       ...(hideBody
         ? { out: redactedText(step.body) }
         : textOrBase64(step.body, 'out', 'outBase64')),
@@ -128,16 +140,23 @@ export function workflowRunJson(run: WorkflowRun, steps: WorkflowStep[]): Record
 }
 
 /** A run in the workflow DLQ: the failed step message's fields plus the run's. */
-export function workflowDlqJson(run: WorkflowRun): Record<string, unknown> {
+/**
+ * @param bodyCut a list's cut: the failed message's body is cut to it here (the run is stored
+ *   as one document, so storage reads it whole), with `bodyTruncated` and `bodySize`.
+ */
+export function workflowDlqJson(run: WorkflowRun, bodyCut?: number): Record<string, unknown> {
   const dlq = run.dlq;
   if (!dlq) throw new Error(`run ${run.runId} is not in the DLQ`);
+  const body = dlq.message.body;
+  const cut = bodyCut !== undefined && body.byteLength > bodyCut;
+  const message = cut ? { ...dlq.message, body: body.subarray(0, bodyCut) } : dlq.message;
   const info = {
     state: run.failureFunctionState,
     responseStatus: dlq.failureResponseStatus,
     messageId: dlq.failureMessageId,
   };
   return {
-    ...messageJson(dlq.message),
+    ...messageJson(message, cut ? body.byteLength : undefined),
     dlqId: dlq.dlqId,
     workflowRunId: run.runId,
     workflowUrl: run.url,

@@ -57,6 +57,17 @@ export interface Config {
    * empty body and the workflow SDK fetches it (`GET /v2/workflows/runs/{id}`).
    */
   workflowInlineHistoryBytes: number;
+  /**
+   * Most messages one request may create (a publish to a URL group, a batch, a DLQ retry):
+   * beyond it the request is refused with 413 and nothing is stored. Bounds the work and the
+   * writes a single request can cause (docs/limits.md, "Limits per request").
+   */
+  maxRequestMessages: number;
+  /**
+   * Most body bytes one request may store, counted per message (a 1 MiB body to 200 endpoints
+   * is 200 MiB); 413 beyond it.
+   */
+  maxRequestBytes: number;
   /** How long a claimed message stays leased without a heartbeat; a dead node's messages are re-delivered after it. */
   leaseMs: number;
   /** SQLite `synchronous`: `full` (an fsync per commit, the default) or `normal` (faster; the last commits may be lost on power loss, never on a process crash). */
@@ -243,9 +254,25 @@ export const OPTIONS = {
     boolean: true,
     help: 'turn off the web console at /console; FERRY_CONSOLE=false (on)',
   },
+  maxRequestMessages: {
+    flag: 'max-request-messages',
+    env: 'FERRY_MAX_REQUEST_MESSAGES',
+    arg: 'N',
+    help: 'most messages one request may create (10000)',
+  },
+  maxRequestBytes: {
+    flag: 'max-request-bytes',
+    env: 'FERRY_MAX_REQUEST_BYTES',
+    arg: 'BYTES',
+    help: 'most body bytes one request may store, per message (1073741824)',
+  },
 } satisfies Record<string, Option>;
 
 type OptionName = keyof typeof OPTIONS;
+
+/** Defaults of `--max-request-messages` and `--max-request-bytes` (1 GiB). */
+export const DEFAULT_MAX_REQUEST_MESSAGES = 10_000;
+export const DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024 * 1024;
 
 /** Thrown for a bad flag or value; the CLI prints the message and exits with status 2. */
 export class ConfigError extends UsageError {}
@@ -432,6 +459,8 @@ export function resolveConfig(
       off: false,
     }[oneOf('deliveryThread', ['auto', 'on', 'off'], 'auto')],
     workflowInlineHistoryBytes: integer('workflowInlineHistory', 1024 * 1024, 0, 100 * 1024 * 1024),
+    maxRequestMessages: integer('maxRequestMessages', DEFAULT_MAX_REQUEST_MESSAGES, 1, 10_000_000),
+    maxRequestBytes: integer('maxRequestBytes', DEFAULT_MAX_REQUEST_BYTES, 1, 2 ** 50),
     // A lease shorter than a second would expire while deliveries are still in flight.
     leaseMs: duration('lease', '30s', 1_000),
     sqliteSynchronous: oneOf('sqliteSynchronous', ['full', 'normal'], 'full'),

@@ -45,6 +45,8 @@ export interface Schedule {
   request: ScheduleRequest;
   spec: ScheduleSpec;
   body: Uint8Array;
+  /** Set when a list cut `body` (see `bodyCut`): the whole body's length, bytes. */
+  bodySize?: number;
   /** IP address the schedule was created from; every produced message carries it. */
   callerIp: string;
   /** `<P>-Queue-Name`: each produced message is enqueued there. */

@@ -196,6 +196,10 @@ export interface EventRecord extends MessageRef {
   responseStatus?: number;
   responseHeader?: HeaderMap;
   responseBody?: Uint8Array;
+  /** Set when a list cut `body` (see `bodyCut` of the list): the whole body's length, bytes. */
+  bodySize?: number;
+  /** Likewise for `responseBody`. */
+  responseBodySize?: number;
 }
 
 /** A dead-letter queue entry: the whole failed message plus the last response. */
@@ -211,6 +215,10 @@ export interface DlqEntry {
   responseBody?: Uint8Array;
   /** Why the last attempt failed when there was no response (timeout, connection error). */
   error?: string;
+  /** Set when a list cut `message.body` (see `bodyCut`): the whole body's length, bytes. */
+  bodySize?: number;
+  /** Likewise for `responseBody`. */
+  responseBodySize?: number;
 }
 
 /** An endpoint of a URL group: a URL, optionally named (names are unique within the group). */

@@ -120,6 +120,16 @@ export interface WorkflowStep {
   callType: WorkflowCallType;
   body: Uint8Array;
   createdAt: number;
+  /** Set when a list cut `body` (see `bodyCut`): the whole body's length, bytes. */
+  bodySize?: number;
+}
+
+/**
+ * The list cursor that continues after `run` (the storage's keyset): its DLQ id in the workflow
+ * DLQ, else its creation time and id.
+ */
+export function workflowRunCursor(run: WorkflowRun, inDlq: boolean): string {
+  return inDlq && run.dlq ? run.dlq.dlqId : `${run.createdAt}_${run.runId}`;
 }
 
 export const newWorkflowRunId = (now?: number): string => newId('wfr', now);

@@ -226,6 +226,12 @@ export interface EventListParams {
   cursor?: string;
   /** Page size, newest first. */
   count: number;
+  /**
+   * Bodies longer than this many bytes come back cut to it, with their whole length in
+   * `bodySize` (`responseBodySize`). The cut is made in SQL, so a list never reads a whole
+   * large body into memory. Absent: whole bodies.
+   */
+  bodyCut?: number;
 }
 export interface EventDeleteBeforeParams {
   /** Deletes events with `time < before`. */
@@ -247,6 +253,12 @@ export interface DlqListParams {
   cursor?: string;
   /** Page size, newest first. */
   count: number;
+  /**
+   * Bodies longer than this many bytes come back cut to it, with their whole length in
+   * `bodySize` (`responseBodySize`). The cut is made in SQL, so a list never reads a whole
+   * large body into memory. Absent: whole bodies.
+   */
+  bodyCut?: number;
 }
 export interface DlqDeleteManyParams {
   accountId: string;
@@ -329,6 +341,8 @@ export interface ScheduleGetParams {
 }
 export interface ScheduleListParams {
   accountId: string;
+  /** As `EventListParams.bodyCut`: longer bodies come cut, with their length in `bodySize`. */
+  bodyCut?: number;
 }
 export interface ScheduleDeleteParams {
   accountId: string;
@@ -498,6 +512,12 @@ export interface WorkflowWaiterDeleteParams {
 export interface WorkflowStepListParams {
   accountId: string;
   runId: string;
+  /**
+   * Bodies longer than this many bytes come back cut to it, with their whole length in
+   * `bodySize` (`responseBodySize`). The cut is made in SQL, so a list never reads a whole
+   * large body into memory. Absent: whole bodies.
+   */
+  bodyCut?: number;
 }
 
 export interface TransactionOptions {

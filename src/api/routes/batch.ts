@@ -14,6 +14,7 @@ import type { Account } from '../../core/types.js';
 import type { PlanLimits } from '../../core/plans.js';
 import type { ApiContext } from '../context.js';
 import { admitRequest } from '../limits.js';
+import { checkRequestCaps } from '../request-caps.js';
 import { jsonBody } from '../json-body.js';
 import { checkBodySize, preparePublish, publishResponse, type PreparedPublish } from './publish.js';
 import { parseDestination } from '../../core/destination.js';
@@ -159,6 +160,10 @@ export function batchRoutes(app: FastifyInstance, ctx: ApiContext): void {
     const queues = await newQueues(ctx, account, prepared);
     const items = prepared.flatMap((p) => p.items);
     for (const item of items) item.kind = 'batch';
+    checkRequestCaps(
+      ctx.requestCaps,
+      items.map((item) => item.message),
+    );
     await admitRequest(ctx, request, reply, items.length);
     // Only a valid, admitted batch creates its queues. A queue that another request took the
     // last `max_queues` place from meanwhile fails the batch (412) before any message is stored.

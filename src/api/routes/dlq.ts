@@ -8,6 +8,8 @@ import type { RecordFilter } from '../../storage/driver.js';
 import type { ApiContext } from '../context.js';
 import { checkCallbacksAllowed } from '../destination-guard.js';
 import { admitRequest } from '../limits.js';
+import { checkRequestCaps } from '../request-caps.js';
+import { BODY_CUT_PARAM, boundedPage, itemBytes, parseBodyCut } from '../list-page.js';
 import { dlqJson } from '../presenters.js';
 import { cursorField, parseQuery, type ParsedQuery } from '../query.js';
 import { searchParams } from './messages.js';
@@ -31,12 +33,12 @@ const DLQ_FILTERS = [
 
 const DEFAULT_COUNT = 100;
 
-function dlqQuery(url: string): ParsedQuery {
+function dlqQuery(url: string, extra: string[] = []): ParsedQuery {
   return parseQuery(searchParams(url), {
     filters: DLQ_FILTERS,
     maxCount: 100,
     cursor: true,
-    extra: ['order', 'source'],
+    extra: ['order', 'source', ...extra],
   });
 }
 
@@ -106,16 +108,25 @@ export function dlqRoutes(app: FastifyInstance, ctx: ApiContext): void {
     filter: RecordFilter,
     cursor: string | undefined,
     count: number | undefined,
-  ) => ctx.executor.dlqList({ accountId, filter, cursor, count: count ?? DEFAULT_COUNT });
+    bodyCut?: number,
+  ) => ctx.executor.dlqList({ accountId, filter, cursor, count: count ?? DEFAULT_COUNT, bodyCut });
 
   app.get('/v2/dlq', async (request) => {
     // The workflow SDK lists the workflow DLQ here, with its own filters.
     if (searchParams(request.url).get('source') === 'workflow') {
       return listWorkflowDlq(ctx, request);
     }
-    const { filter, cursor, count } = dlqQuery(request.url);
-    const result = await page(request.account.id, filter, cursor, count);
-    return { ...cursorField(result.cursor), messages: result.items.map(dlqJson) };
+    const { filter, cursor, count } = dlqQuery(request.url, [BODY_CUT_PARAM]);
+    const bodyCut = parseBodyCut(searchParams(request.url));
+    const result = await boundedPage({
+      count: count ?? DEFAULT_COUNT,
+      cursor,
+      fetch: (after, n) => page(request.account.id, filter, after, n, bodyCut),
+      cursorOf: (entry) => entry.dlqId,
+      present: dlqJson,
+      itemBytes: itemBytes(bodyCut),
+    });
+    return { ...cursorField(result.cursor), messages: result.items };
   });
 
   app.get<{ Params: { dlqId: string } }>('/v2/dlq/:dlqId', async (request) => {
@@ -138,7 +149,8 @@ export function dlqRoutes(app: FastifyInstance, ctx: ApiContext): void {
 
   app.delete('/v2/dlq', async (request) => {
     const { filter, cursor, count } = dlqQuery(request.url);
-    const result = await page(request.account.id, filter, cursor, count);
+    // Only the ids are needed: no body is read.
+    const result = await page(request.account.id, filter, cursor, count, 0);
     const deleted = await ctx.executor.dlqDeleteMany({
       accountId: request.account.id,
       dlqIds: result.items.map((e) => e.dlqId),
@@ -170,6 +182,10 @@ export function dlqRoutes(app: FastifyInstance, ctx: ApiContext): void {
     const { filter, cursor, count } = dlqQuery(request.url);
     const override = overrideFrom(request, ctx);
     const result = await page(request.account.id, filter, cursor, count);
+    checkRequestCaps(
+      ctx.requestCaps,
+      result.items.map((entry) => entry.message),
+    );
     if (result.items.length > 0) await admitRequest(ctx, request, reply, result.items.length);
     const messages = await retryDlqEntries({
       executor: ctx.executor,

@@ -4,6 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { ApiContext } from '../context.js';
+import { BODY_CUT_PARAM, boundedPage, itemBytes, parseBodyCut } from '../list-page.js';
 import { eventJson } from '../presenters.js';
 import { cursorField, parseQuery } from '../query.js';
 import { searchParams } from './messages.js';
@@ -25,19 +26,30 @@ const EVENT_FILTERS = [
 export function eventRoutes(app: FastifyInstance, ctx: ApiContext): void {
   const list =
     (key: 'events' | 'logs') => async (request: { url: string; account: { id: string } }) => {
-      const { filter, cursor, count } = parseQuery(searchParams(request.url), {
+      const query = searchParams(request.url);
+      const { filter, cursor, count } = parseQuery(query, {
         filters: EVENT_FILTERS,
         maxCount: 1000,
         cursor: true,
-        extra: ['order', 'groupBy'],
+        extra: ['order', 'groupBy', BODY_CUT_PARAM],
       });
-      const page = await ctx.executor.eventList({
-        accountId: request.account.id,
-        filter,
-        cursor,
+      const bodyCut = parseBodyCut(query);
+      const page = await boundedPage({
         count: count ?? 100,
+        cursor,
+        fetch: (after, n) =>
+          ctx.executor.eventList({
+            accountId: request.account.id,
+            filter,
+            cursor: after,
+            count: n,
+            bodyCut,
+          }),
+        cursorOf: (event) => String(event.id),
+        present: eventJson,
+        itemBytes: itemBytes(bodyCut),
       });
-      return { ...cursorField(page.cursor), [key]: page.items.map(eventJson) };
+      return { ...cursorField(page.cursor), [key]: page.items };
     };
   app.get('/v2/events', list('events'));
   app.get('/v2/logs', list('logs'));

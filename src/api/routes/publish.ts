@@ -4,6 +4,7 @@
  * destination's own query string is kept (minus Ferry's own parameters). A URL-group destination
  * makes one message per endpoint, all stored in one transaction.
  */
+import { checkRequestCaps } from '../request-caps.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { notFound, tooLarge } from '../../core/errors.js';
 import { buildMessage } from '../../core/build-message.js';
@@ -200,6 +201,10 @@ export async function handlePublish(
     body: bodyOf(request, limits),
     callerIp: request.ip,
   });
+  checkRequestCaps(
+    ctx.requestCaps,
+    prepared.items.map((item) => item.message),
+  );
   await admitRequest(ctx, request, reply, prepared.items.length);
   if (queue) {
     // Only a valid, admitted publish creates its queue.

@@ -16,8 +16,10 @@ import { parseName, type Schedule, type ScheduleRequest } from '../../core/sched
 import type { EventState } from '../../core/types.js';
 import { scheduleSettings } from '../../scheduler/messages-for-tick.js';
 import type { ApiContext } from '../context.js';
+import { PAGE_BUDGET_BYTES, parseBodyCut } from '../list-page.js';
 import { scheduleJson } from '../schedule-presenter.js';
 import { checkCallbacksAllowed, checkDestinationAllowed } from '../destination-guard.js';
+import { searchParams as listQuery } from './messages.js';
 import { bodyOf, destinationOf } from './publish.js';
 
 /**
@@ -138,7 +140,14 @@ export function scheduleRoutes(app: FastifyInstance, ctx: ApiContext): void {
   });
 
   app.get('/v2/schedules', async (request) => {
-    const schedules = await ctx.executor.scheduleList({ accountId: request.account.id });
+    // The answer is one array (no pages): each body is cut so that all of them together stay
+    // within a page's budget, whatever max_schedules allows.
+    const limits = ctx.accounts.limits(request.account);
+    const share = Math.floor(PAGE_BUDGET_BYTES / Math.max(1, limits.max_schedules));
+    const schedules = await ctx.executor.scheduleList({
+      accountId: request.account.id,
+      bodyCut: Math.min(parseBodyCut(listQuery(request.url)), Math.max(1024, share)),
+    });
     return Promise.all(schedules.map(async (s) => scheduleJson(s, await lastStates(ctx, s))));
   });
 

@@ -6,7 +6,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { badRequest, notFound } from '../../core/errors.js';
 import { quoteValue } from '../../core/headers.js';
 import { parsePublishSettings } from '../../core/publish-request.js';
-import { rawSteps, type WorkflowRun } from '../../core/workflow.js';
+import { rawSteps, workflowRunCursor, type WorkflowRun } from '../../core/workflow.js';
 import { resumeWorkflowRun, type WorkflowOverride } from '../../engine/workflow-resume.js';
 import { failureCall } from '../../engine/workflow-outcomes.js';
 import { eventOf } from '../../engine/records.js';
@@ -16,6 +16,7 @@ import { workflowDlqJson, workflowRunJson } from '../workflow-presenters.js';
 import { cursorField } from '../query.js';
 import { parseWorkflowQuery, type WorkflowQuery } from '../workflow-query.js';
 import { searchParams } from './messages.js';
+import { BODY_CUT_PARAM, boundedPage, itemBytes, parseBodyCut } from '../list-page.js';
 
 /** Page size of the logs and DLQ lists when `count` is absent, and of bulk actions' pages. */
 const DEFAULT_COUNT = 100;
@@ -182,26 +183,37 @@ export function workflowRoutes(app: FastifyInstance, ctx: ApiContext): void {
   });
 
   const logs = async (request: FastifyRequest) => {
-    const q = parseWorkflowQuery(searchParams(request.url), {
+    const query = searchParams(request.url);
+    const q = parseWorkflowQuery(query, {
       maxCount: MAX_LIST_COUNT,
-      accepted: ['state'],
+      accepted: ['state', BODY_CUT_PARAM],
       ignored: ['groupBy'],
     });
-    const page = await ctx.executor.workflowRunList({
-      accountId: request.account.id,
-      filter: q.filter,
-      cursor: q.cursor,
+    const bodyCut = parseBodyCut(query);
+    const page = await boundedPage({
       count: q.count ?? DEFAULT_COUNT,
+      cursor: q.cursor,
+      fetch: (after, n) =>
+        ctx.executor.workflowRunList({
+          accountId: request.account.id,
+          filter: q.filter,
+          cursor: after,
+          count: n,
+        }),
+      cursorOf: (run) => workflowRunCursor(run, false),
+      present: async (run) =>
+        workflowRunJson(
+          run,
+          await ctx.executor.workflowStepList({
+            accountId: run.accountId,
+            runId: run.runId,
+            bodyCut,
+          }),
+        ),
+      // A run shows its history: several steps, each cut.
+      itemBytes: 8 * itemBytes(bodyCut),
     });
-    const runs = [];
-    for (const run of page.items) {
-      const steps = await ctx.executor.workflowStepList({
-        accountId: run.accountId,
-        runId: run.runId,
-      });
-      runs.push(workflowRunJson(run, steps));
-    }
-    return { ...cursorField(page.cursor), runs };
+    return { ...cursorField(page.cursor), runs: page.items };
   };
   app.get('/v2/workflows/logs', logs);
   app.get('/v2/workflows/events', logs);
@@ -267,18 +279,29 @@ export function workflowRoutes(app: FastifyInstance, ctx: ApiContext): void {
 
 /** `GET /v2/workflows/dlq`, also `GET /v2/dlq?source=workflow` (the SDK's form). */
 export async function listWorkflowDlq(ctx: ApiContext, request: FastifyRequest) {
-  const q = parseWorkflowQuery(searchParams(request.url), {
+  const query = searchParams(request.url);
+  const q = parseWorkflowQuery(query, {
     maxCount: 100,
-    accepted: ['failureFunctionState', 'url'],
+    accepted: ['failureFunctionState', 'url', BODY_CUT_PARAM],
     ignored: ['source', 'order'],
   });
-  const page = await ctx.executor.workflowRunList({
-    accountId: request.account.id,
-    filter: { ...q.filter, inDlq: true },
-    cursor: q.cursor,
+  const bodyCut = parseBodyCut(query);
+  const page = await boundedPage({
     count: q.count ?? DEFAULT_COUNT,
+    cursor: q.cursor,
+    fetch: (after, n) =>
+      ctx.executor.workflowRunList({
+        accountId: request.account.id,
+        filter: { ...q.filter, inDlq: true },
+        cursor: after,
+        count: n,
+      }),
+    cursorOf: (run) => workflowRunCursor(run, true),
+    present: (run) => workflowDlqJson(run, bodyCut),
+    // The failed message is stored whole in the run (no cut in SQL): read a few at a time.
+    itemBytes: 1024 * 1024,
   });
-  return { ...cursorField(page.cursor), messages: page.items.map(workflowDlqJson) };
+  return { ...cursorField(page.cursor), messages: page.items };
 }
 
 /**

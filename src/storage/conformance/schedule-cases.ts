@@ -9,7 +9,7 @@ import type { SuiteContext } from './suite.js';
 const MINUTE = 60_000;
 
 /** A schedule with every optional field absent, next due at T0 + 1 minute. */
-function makeSchedule(accountId: string, overrides: Partial<Schedule> = {}): Schedule {
+export function makeSchedule(accountId: string, overrides: Partial<Schedule> = {}): Schedule {
   return {
     id: newScheduleId(T0),
     accountId,

@@ -13,6 +13,7 @@
 import { afterAll, beforeAll, describe } from 'vitest';
 import type { Driver, Executor } from '../driver.js';
 import { accountCases } from './account-cases.js';
+import { bodyCutCases } from './body-cut-cases.js';
 import { bulkCancelCases } from './bulk-cancel-cases.js';
 import { claimLimitCases } from './claim-limit-cases.js';
 import { dedupCases } from './dedup-cases.js';
@@ -75,6 +76,7 @@ export function runDriverConformance(
     describe('bulk cancel (messageDeleteMany)', () => bulkCancelCases(ctx));
     describe('transactions', () => transactionCases(ctx));
     describe('events', () => eventCases(ctx));
+    describe('list body cuts', () => bodyCutCases(ctx));
     describe('dead-letter queue', () => dlqCases(ctx));
     describe('deduplication', () => dedupCases(ctx));
     describe('URL groups', () => urlGroupCases(ctx));

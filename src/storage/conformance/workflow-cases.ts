@@ -5,7 +5,7 @@ import type { WorkflowRun } from '../../core/workflow.js';
 import { BINARY_BODY, T0, makeMessage, plain } from './fixtures.js';
 import type { SuiteContext } from './suite.js';
 
-function makeRun(accountId: string, overrides: Partial<WorkflowRun> = {}): WorkflowRun {
+export function makeRun(accountId: string, overrides: Partial<WorkflowRun> = {}): WorkflowRun {
   return {
     accountId,
     runId: newId('wfr'),

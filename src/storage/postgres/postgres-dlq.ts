@@ -70,7 +70,13 @@ export async function dlqList(db: Db, p: DlqListParams): Promise<Page<DlqEntry>>
     ),
   ];
   if (p.cursor !== undefined) where.push(`dlq_id < ${bind(p.cursor)}`);
-  const text = `SELECT ${ENTRY_COLUMNS} FROM dlq WHERE ${where.join(' AND ')}
+  // Bodies are cut in SQL (substring() fetches only the slice of an out-of-line bytea).
+  const cut = bind(p.bodyCut ?? 2_147_483_647);
+  const text = `SELECT dlq_id, created_at, expires_at, response_status, response_header, error,
+      message, substring(response_body from 1 for ${cut}) AS response_body,
+      octet_length(response_body) AS response_body_size,
+      substring(body from 1 for ${cut}) AS body, octet_length(body) AS body_size
+    FROM dlq WHERE ${where.join(' AND ')}
     ORDER BY dlq_id DESC LIMIT ${bind(p.count + 1)}`;
   const rows = await db.unsafe<DlqRow[]>(text, params);
   const items = rows.slice(0, p.count).map(dlqFromRow);

@@ -61,7 +61,6 @@ const LIST_COLUMNS = [
   'next_delivery_time',
   'response_status',
   'response_header',
-  'response_body',
 ]
   .map((column) => `e.${column}`)
   .join(', ');
@@ -86,16 +85,23 @@ export async function eventList(db: Db, p: EventListParams): Promise<Page<EventR
     if (!/^\d{1,18}$/.test(p.cursor)) throw badRequest('invalid cursor');
     where.push(`id < ${bind(p.cursor)}`);
   }
+  // Bodies are cut in SQL: substring() of an out-of-line bytea fetches only the slice it needs
+  // and octet_length() reads the stored length, so a list never loads a whole large body.
+  const cut = bind(p.bodyCut ?? 2_147_483_647);
   const text = `
     SELECT ${LIST_COLUMNS},
+      substring(e.response_body from 1 for ${cut}) AS response_body,
+      octet_length(e.response_body) AS response_body_size,
       COALESCE(e.header, c.header) AS header,
-      COALESCE(e.body, c.body) AS body,
+      COALESCE(substring(e.body from 1 for ${cut}), c.body) AS body,
+      COALESCE(octet_length(e.body), c.body_size) AS body_size,
       COALESCE(e.body_redacted, c.body_redacted) AS body_redacted
     FROM (
       SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT ${bind(p.count + 1)}
     ) e
     LEFT JOIN LATERAL (
-      SELECT header, body, body_redacted FROM events
+      SELECT header, substring(body from 1 for ${cut}) AS body, octet_length(body) AS body_size,
+        body_redacted FROM events
       WHERE message_id = e.message_id AND state = 'CREATED' AND e.state <> 'CREATED'
       ORDER BY id LIMIT 1
     ) c ON true

@@ -12,6 +12,7 @@ import type {
 } from '../driver.js';
 import {
   SCHEDULE_COLUMNS,
+  scheduleListColumns,
   scheduleFromRow,
   scheduleValues,
   type ScheduleRow,
@@ -61,8 +62,13 @@ export async function scheduleGet(db: Db, p: ScheduleGetParams): Promise<Schedul
 }
 
 export async function scheduleList(db: Db, p: ScheduleListParams): Promise<Schedule[]> {
-  const rows = await db<ScheduleRow[]>`
-    SELECT * FROM schedules WHERE account_id = ${p.accountId} ORDER BY created_at, id`;
+  // substr() on bytea is substring(): only the slice of an out-of-line body is fetched.
+  const rows = await db.unsafe<ScheduleRow[]>(
+    `SELECT ${scheduleListColumns('$1')} FROM schedules WHERE account_id = $2
+      ORDER BY created_at, id`,
+    [p.bodyCut ?? 2_147_483_647, p.accountId],
+    { prepare: true },
+  );
   return rows.map(scheduleFromRow);
 }
 

@@ -112,7 +112,10 @@ export async function workflowStepAppend(
 
 export async function workflowStepList(db: Db, p: WorkflowStepListParams): Promise<WorkflowStep[]> {
   const rows = await db<WorkflowStepRow[]>`
-    SELECT * FROM workflow_steps WHERE account_id = ${p.accountId} AND run_id = ${p.runId}
+    SELECT account_id, run_id, seq, message_id, call_type, created_at,
+      substring(body from 1 for ${p.bodyCut ?? 2_147_483_647}) AS body,
+      octet_length(body) AS body_size
+    FROM workflow_steps WHERE account_id = ${p.accountId} AND run_id = ${p.runId}
     ORDER BY seq`;
   return rows.map(workflowStepFromRow);
 }

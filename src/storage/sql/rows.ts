@@ -93,6 +93,9 @@ export interface EventRow {
   response_status: number | null;
   response_header: string | null;
   response_body: Buffer | null;
+  /** The whole lengths of `body` and `response_body` when a list cut them (else absent). */
+  body_size?: Int8 | null;
+  response_body_size?: Int8 | null;
 }
 
 export interface UrlGroupRow {
@@ -116,6 +119,22 @@ export interface DlqRow {
   /** The Message as JSON, without its body (stored in `body`). */
   message: string;
   body: Buffer;
+  /** The whole lengths of `body` and `response_body` when a list cut them (else absent). */
+  body_size?: Int8 | null;
+  response_body_size?: Int8 | null;
+}
+
+/**
+ * The whole length of a body a list read cut, when it was cut (`size` is the stored length,
+ * `bytes` what the list read); undefined when the body came whole.
+ */
+export function cutSize(
+  bytes: Uint8Array | null,
+  size: Int8 | null | undefined,
+): number | undefined {
+  if (size === null || size === undefined) return undefined;
+  const whole = Number(size);
+  return whole > (bytes?.byteLength ?? 0) ? whole : undefined;
 }
 
 /** Sets `target[key]` only when the column is not NULL, so NULL reads back as absent. */
@@ -196,6 +215,8 @@ export function eventFromRow(row: EventRow): EventRecord {
   setPresent(event, 'responseStatus', row.response_status);
   setPresent(event, 'responseHeader', parseHeaders(row.response_header));
   setPresent(event, 'responseBody', row.response_body);
+  setPresent(event, 'bodySize', cutSize(row.body, row.body_size));
+  setPresent(event, 'responseBodySize', cutSize(row.response_body, row.response_body_size));
   return event;
 }
 
@@ -211,6 +232,8 @@ export function dlqFromRow(row: DlqRow): DlqEntry {
   setPresent(entry, 'responseHeader', parseHeaders(row.response_header));
   setPresent(entry, 'responseBody', row.response_body);
   setPresent(entry, 'error', row.error);
+  setPresent(entry, 'bodySize', cutSize(row.body, row.body_size));
+  setPresent(entry, 'responseBodySize', cutSize(row.response_body, row.response_body_size));
   return entry;
 }
 

@@ -3,7 +3,7 @@
  * `rows.ts` for the conventions (NULL → absent, BIGINT as a string from PostgreSQL).
  */
 import type { Schedule, ScheduleRequest, ScheduleSpec } from '../../core/schedule.js';
-import type { Int8 } from './rows.js';
+import { cutSize, type Int8 } from './rows.js';
 
 export interface ScheduleRow {
   account_id: string;
@@ -21,7 +21,17 @@ export interface ScheduleRow {
   request: string;
   spec: string;
   body: Buffer;
+  /** The whole length of `body` when a list may have cut it. */
+  body_size?: Int8 | null;
 }
+
+/**
+ * The columns a list reads: `body` cut to the first `cut` bytes, with its whole length (SQLite's
+ * substr() of an empty BLOB is NULL, hence the COALESCE).
+ */
+export const scheduleListColumns = (cut: string): string =>
+  SCHEDULE_COLUMNS.filter((c) => c !== 'body').join(', ') +
+  `, COALESCE(substr(body, 1, ${cut}), body) AS body, length(body) AS body_size`;
 
 /** Column order of an insert; `scheduleValues` gives the values in the same order. */
 export const SCHEDULE_COLUMNS = [
@@ -75,6 +85,8 @@ export function scheduleFromRow(row: ScheduleRow): Schedule {
     callerIp: row.caller_ip,
   };
   if (row.queue_name !== null) schedule.queueName = row.queue_name;
+  const size = cutSize(row.body, row.body_size);
+  if (size !== undefined) schedule.bodySize = size;
   if (row.next_schedule_time !== null) schedule.nextScheduleTime = Number(row.next_schedule_time);
   if (row.last_schedule_time !== null) schedule.lastScheduleTime = Number(row.last_schedule_time);
   if (row.last_message_ids !== null) {

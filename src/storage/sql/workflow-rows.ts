@@ -3,11 +3,16 @@
  * mapping, and the WHERE clause of a `WorkflowRunFilter`; see `rows.ts` for the conventions.
  */
 import type { HeaderMap, Message } from '../../core/types.js';
-import type { WorkflowCallType, WorkflowRun, WorkflowStep } from '../../core/workflow.js';
+import {
+  workflowRunCursor,
+  type WorkflowCallType,
+  type WorkflowRun,
+  type WorkflowStep,
+} from '../../core/workflow.js';
 import type { WorkflowWaiter } from '../../core/workflow-events.js';
 import type { Page, WorkflowRunFilter } from '../driver.js';
 import { joinLabels, labelsClause, likeEscape, splitLabels, type Bind } from './filter.js';
-import type { Int8 } from './rows.js';
+import { cutSize, type Int8 } from './rows.js';
 
 export interface WorkflowRunRow {
   account_id: string;
@@ -32,6 +37,8 @@ export interface WorkflowStepRow {
   call_type: string;
   created_at: Int8;
   body: Uint8Array;
+  /** The whole length of `body` when a list may have cut it. */
+  body_size?: Int8 | null;
 }
 
 export const WORKFLOW_RUN_COLUMNS = [
@@ -131,7 +138,7 @@ export function workflowRunFromRow(row: WorkflowRunRow): WorkflowRun {
 }
 
 export function workflowStepFromRow(row: WorkflowStepRow): WorkflowStep {
-  return {
+  const step: WorkflowStep = {
     accountId: row.account_id,
     runId: row.run_id,
     seq: Number(row.seq),
@@ -140,6 +147,9 @@ export function workflowStepFromRow(row: WorkflowStepRow): WorkflowStep {
     createdAt: Number(row.created_at),
     body: row.body,
   };
+  const size = cutSize(row.body, row.body_size);
+  if (size !== undefined) step.bodySize = size;
+  return step;
 }
 
 /**
@@ -221,10 +231,7 @@ export function workflowRunPage(
   const items = runs.slice(0, count);
   const last = items[items.length - 1];
   if (!last) return { items };
-  return {
-    items,
-    cursor: inDlq && last.dlq ? last.dlq.dlqId : `${last.createdAt}_${last.runId}`,
-  };
+  return { items, cursor: workflowRunCursor(last, inDlq) };
 }
 
 export interface WorkflowWaiterRow {

@@ -102,6 +102,16 @@ const DLQ_FILTER: FilterColumns = {
   time: 'created_at',
 };
 
+// SQLite's substr() of an empty BLOB is NULL, hence `ifnull(substr(x, …), x)` throughout (for
+// PostgreSQL, substring() of an empty bytea is an empty bytea).
+
+/** A cut longer than any body: the list reads bodies whole. */
+const WHOLE = 2_147_483_647;
+/** The response body cut to the first `?` bytes, and its whole length. */
+const CUT_RESPONSE_BODY =
+  'ifnull(substr(response_body, 1, ?), response_body) AS response_body, ' +
+  'length(response_body) AS response_body_size';
+
 const placeholders = (n: number): string => Array.from({ length: n }, () => '?').join(', ');
 
 // Hot-path SQL texts, built once: the statement cache is keyed by the text.
@@ -374,24 +384,33 @@ export class SqliteOps {
    * Newest first by id; the cursor is the last returned id. header/body are stored on the
    * CREATED event only; the other events take them from it. The correlated subqueries sit in the
    * select list, so the filter's bare column names refer to `e` alone, and they run only for the
-   * rows returned.
+   * rows returned, and not at all for a CREATED row (which has its own: a lookup of it would read
+   * the columns behind its body once more). Bodies are cut in SQL (`substr`), with their whole
+   * `length` beside them.
    */
-  eventList({ accountId, filter, cursor, count }: EventListParams): Page<EventRecord> {
+  eventList({ accountId, filter, cursor, count, bodyCut }: EventListParams): Page<EventRecord> {
     const { where, params } = filterSql(filter, EVENT_FILTER);
     const before = cursor === undefined ? undefined : parseEventCursor(cursor);
+    const fromCreated = (expr: string): string =>
+      `(SELECT ${expr} FROM events c WHERE e.state <> 'CREATED' AND ` +
+      `c.message_id = e.message_id AND c.state = 'CREATED' AND c.account_id = e.account_id LIMIT 1)`;
     const created = (column: string): string =>
-      `COALESCE(e.${column}, (SELECT c.${column} FROM events c WHERE c.message_id = e.message_id ` +
-      `AND c.state = 'CREATED' AND c.account_id = e.account_id LIMIT 1)) AS ${column}`;
+      `COALESCE(e.${column}, ${fromCreated(`c.${column}`)}) AS ${column}`;
     const sql =
       `SELECT e.id, e.account_id, e.message_id, e.time, e.state, e.url, e.method, e.topic_name, ` +
       'e.endpoint_name, e.queue_name, e.schedule_id, e.labels, e.flow_control_key, e.caller_ip, ' +
       'e.retried, e.max_retries, e.error, e.next_delivery_time, e.response_status, ' +
-      `e.response_header, e.response_body, ${created('header')}, ${created('body')}, ` +
+      `e.response_header, ${CUT_RESPONSE_BODY}, ${created('header')}, ` +
+      `COALESCE(substr(e.body, 1, ?), e.body, ` +
+      `${fromCreated('ifnull(substr(c.body, 1, ?), c.body)')}) AS body, ` +
+      `COALESCE(length(e.body), ${fromCreated('length(c.body)')}) AS body_size, ` +
       `${created('body_redacted')} ` +
       `FROM events e WHERE e.account_id = ? AND ${where}` +
       (before === undefined ? '' : ' AND e.id < ?') +
       ' ORDER BY e.id DESC LIMIT ?';
-    const args = before === undefined ? [accountId, ...params] : [accountId, ...params, before];
+    const cut = bodyCut ?? WHOLE;
+    const args = [cut, cut, cut, accountId, ...params];
+    if (before !== undefined) args.push(before);
     const rows = this.dynamicStmt(sql).all(...args, count + 1) as EventRow[];
     return page(rows.map(eventFromRow), count, (event) => String(event.id));
   }
@@ -420,14 +439,21 @@ export class SqliteOps {
     return row === undefined ? undefined : dlqFromRow(row as DlqRow);
   }
 
-  /** Newest first by dlq id (dlq ids begin with their creation time); the cursor is the last id. */
-  dlqList({ accountId, filter, cursor, count }: DlqListParams): Page<DlqEntry> {
+  /**
+   * Newest first by dlq id (dlq ids begin with their creation time); the cursor is the last id.
+   * Bodies are cut in SQL (`substr`), with their whole `length` beside them.
+   */
+  dlqList({ accountId, filter, cursor, count, bodyCut }: DlqListParams): Page<DlqEntry> {
     const { where, params } = filterSql(filter, DLQ_FILTER);
     const sql =
-      `SELECT * FROM dlq WHERE account_id = ? AND ${where}` +
+      'SELECT dlq_id, created_at, expires_at, response_status, response_header, error, message, ' +
+      `${CUT_RESPONSE_BODY}, ifnull(substr(body, 1, ?), body) AS body, length(body) AS body_size ` +
+      `FROM dlq WHERE account_id = ? AND ${where}` +
       (cursor === undefined ? '' : ' AND dlq_id < ?') +
       ' ORDER BY dlq_id DESC LIMIT ?';
-    const args = cursor === undefined ? [accountId, ...params] : [accountId, ...params, cursor];
+    const cut = bodyCut ?? WHOLE;
+    const args = [cut, cut, accountId, ...params];
+    if (cursor !== undefined) args.push(cursor);
     const rows = this.dynamicStmt(sql).all(...args, count + 1) as DlqRow[];
     return page(rows.map(dlqFromRow), count, (entry) => entry.dlqId);
   }

@@ -19,6 +19,7 @@ import type {
 } from '../driver.js';
 import {
   SCHEDULE_COLUMNS,
+  scheduleListColumns,
   scheduleFromRow,
   scheduleValues,
   type ScheduleRow,
@@ -68,10 +69,13 @@ export class SqliteScheduleOps {
     return row && scheduleFromRow(row);
   }
 
-  scheduleList({ accountId }: ScheduleListParams): Schedule[] {
+  scheduleList({ accountId, bodyCut }: ScheduleListParams): Schedule[] {
     const rows = this.statements
-      .get('SELECT * FROM schedules WHERE account_id = ? ORDER BY created_at, id')
-      .all(accountId) as ScheduleRow[];
+      .get(
+        `SELECT ${scheduleListColumns('?')} FROM schedules WHERE account_id = ? ` +
+          'ORDER BY created_at, id',
+      )
+      .all(bodyCut ?? 2_147_483_647, accountId) as ScheduleRow[];
     return rows.map(scheduleFromRow);
   }
 

@@ -125,10 +125,14 @@ export class SqliteWorkflowOps {
     });
   }
 
-  workflowStepList({ accountId, runId }: WorkflowStepListParams): WorkflowStep[] {
+  workflowStepList({ accountId, runId, bodyCut }: WorkflowStepListParams): WorkflowStep[] {
     const rows = this.statements
-      .get('SELECT * FROM workflow_steps WHERE account_id = ? AND run_id = ? ORDER BY seq')
-      .all(accountId, runId) as WorkflowStepRow[];
+      .get(
+        'SELECT account_id, run_id, seq, message_id, call_type, created_at, ' +
+          'ifnull(substr(body, 1, ?), body) AS body, length(body) AS body_size ' +
+          'FROM workflow_steps WHERE account_id = ? AND run_id = ? ORDER BY seq',
+      )
+      .all(bodyCut ?? 2_147_483_647, accountId, runId) as WorkflowStepRow[];
     return rows.map(workflowStepFromRow);
   }
 
