@@ -13,6 +13,8 @@ import { systemClock, type Clock } from './core/clock.js';
 import type { Logger } from './core/logger.js';
 import { AccountDirectory } from './engine/accounts.js';
 import { createHttpDispatcher, type Dispatcher } from './engine/dispatcher.js';
+import { DueSignal } from './engine/due-signal.js';
+import { watchDueTimes } from './engine/due-watch.js';
 import { Engine } from './engine/engine.js';
 import { createWorkerDispatcher } from './engine/worker-dispatcher.js';
 import { Publisher } from './engine/publisher.js';
@@ -76,7 +78,15 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
   const clock = options.clock ?? systemClock;
   const driver = options.driver ?? openDriver(config);
   await driver.migrate();
-  const executor = driver.executor;
+  // Every write that makes a message due reports its time once committed (engine/due-watch.ts):
+  // this node's engine claims then, other nodes hear of it through NOTIFY.
+  const dueSignal = new DueSignal({
+    clock,
+    logger,
+    local: (dueAt) => engine.wakeAt(dueAt),
+    notify: (dueAt) => driver.notifyWake(dueAt),
+  });
+  const executor = watchDueTimes(driver.executor, dueSignal.report);
   // Several nodes may share a PostgreSQL database: authenticate against the stored row every
   // time, so a token reset or deletion on any node is refused by every node's next request.
   const accounts = new AccountDirectory(
@@ -105,15 +115,12 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
     leaseMs: config.leaseMs,
     usage: meter,
   });
-  const wake = (): void => {
-    engine.wake();
-    driver.notifyWake().catch((error: unknown) => logger.warn({ err: error }, 'NOTIFY failed'));
-  };
+  /** Something is due now (the due-time watch reports the writes; kept for explicit wakes). */
+  const wake = (): void => dueSignal.report(0);
   const publisher = new Publisher({
     executor,
     clock,
     logger,
-    onCommitted: wake,
     usage: meter,
     // On PostgreSQL a keyed publish batch holds its gates' row locks through its commit, so
     // concurrent keyed batches would queue on each other: one at a time, they batch instead.
@@ -181,7 +188,7 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
     async start() {
       meter.start();
       if (roles.has('worker')) {
-        unlisten = await driver.listenWake(() => engine.wake());
+        unlisten = await driver.listenWake((dueAt) => engine.wakeAt(dueAt ?? 0));
         engine.start();
       }
       if (roles.has('scheduler')) scheduler.start();

@@ -85,6 +85,10 @@ export class Engine {
   private running = false;
   private claiming = false;
   private wakePending = false;
+  /** When the engine will claim next (its timer); Infinity when none is set. */
+  private plannedAt = Infinity;
+  /** The earliest due time reported while a claim was running (see wakeAt). */
+  private dueDuringClaim = Infinity;
   /** The last claim filled its batch or the engine was full: more is due than it took. */
   private backlog = false;
   private timer: NodeJS.Timeout | undefined;
@@ -109,7 +113,6 @@ export class Engine {
       eventResponseBytes: options.eventResponseBytes ?? 8 * 1024,
       // Nobody waits on an outcome's commit, so give more outcomes the chance to share it.
       lingerMs: options.outcomeLingerMs ?? 5,
-      onMessagesStored: () => this.wake(),
       usage: options.usage,
     });
   }
@@ -137,6 +140,21 @@ export class Engine {
     if (!this.running) return;
     if (this.claiming) this.wakePending = true;
     else this.schedule(0);
+  }
+
+  /**
+   * Something becomes due at `dueAt` (ms; a committed write reported it, see due-watch.ts): the
+   * next claim moves forward to then if it was planned later. Without this the engine would
+   * sleep until the due time it read before the write (at most `maxIdleMs`), and a retry
+   * rescheduled one second ahead would wait for that.
+   */
+  wakeAt(dueAt: number): void {
+    if (!this.running) return;
+    const delay = dueAt - this.options.clock.now();
+    if (delay <= 0) this.wake();
+    // The claim's own read of the next due time may come before this write's commit.
+    else if (this.claiming) this.dueDuringClaim = Math.min(this.dueDuringClaim, dueAt);
+    else if (dueAt < this.plannedAt) this.schedule(delay);
   }
 
   /**
@@ -176,6 +194,7 @@ export class Engine {
   private schedule(delayMs: number): void {
     clearTimeout(this.timer);
     clearImmediate(this.immediate);
+    this.plannedAt = this.options.clock.now() + Math.max(0, delayMs);
     // setTimeout(0) waits at least 1 ms; a wake-up should claim in this turn of the loop.
     if (delayMs <= 0) this.immediate = setImmediate(() => void this.pump());
     else this.timer = setTimeout(() => void this.pump(), delayMs);
@@ -183,6 +202,7 @@ export class Engine {
 
   private async pump(): Promise<void> {
     if (!this.running || this.claiming) return;
+    this.plannedAt = Infinity; // this is the planned claim; the next one is planned below
     const room = this.options.concurrency - this.inFlight.size;
     if (room <= 0) {
       this.backlog = true; // a finishing delivery pumps again
@@ -190,36 +210,42 @@ export class Engine {
     }
     this.claiming = true;
     this.wakePending = false;
+    this.dueDuringClaim = Infinity;
     const limit = Math.min(room, this.claimBatch);
     let claimed: ClaimedMessage[];
     let gatesLeft = false;
     try {
       ({ claimed, gatesLeft } = await this.claimAdmitted(limit));
     } catch (error) {
-      this.claiming = false;
       this.options.logger.error({ err: error }, 'claiming due messages failed; retrying in 1 s');
-      if (this.running) this.schedule(1_000);
+      this.endClaim(1_000);
       return;
     }
     for (const message of claimed) void this.deliver(message);
     this.backlog = claimed.length === limit || gatesLeft;
-    if (this.backlog || this.wakePending) {
-      this.claiming = false;
-      if (this.running) this.schedule(0);
+    if (this.backlog) {
+      this.endClaim(0);
       return;
     }
     try {
       const now = this.options.clock.now();
       const next = await this.options.executor.messageNextDueAt({ after: now });
-      const delay =
-        next === undefined ? this.maxIdleMs : Math.max(0, next - this.options.clock.now());
-      this.claiming = false;
-      if (this.running) this.schedule(this.wakePending ? 0 : Math.min(delay, this.maxIdleMs));
+      this.endClaim(next === undefined ? this.maxIdleMs : next - this.options.clock.now());
     } catch (error) {
-      this.claiming = false;
       this.options.logger.error({ err: error }, 'reading the next due time failed');
-      if (this.running) this.schedule(1_000);
+      this.endClaim(1_000);
     }
+  }
+
+  /**
+   * Plans the next claim in `delayMs` (at most `maxIdleMs`), or sooner when a wake-up or an
+   * earlier due time was reported while this one ran.
+   */
+  private endClaim(delayMs: number): void {
+    this.claiming = false;
+    if (!this.running) return;
+    const reported = this.dueDuringClaim - this.options.clock.now();
+    this.schedule(this.wakePending ? 0 : Math.max(0, Math.min(delayMs, reported, this.maxIdleMs)));
   }
 
   /**

@@ -76,8 +76,6 @@ export interface OutcomeWriterOptions {
   eventResponseBytes: number;
   /** How long outcomes wait to share a commit. */
   lingerMs: number;
-  /** Called after a commit that stored new messages (callbacks): wake the engine. */
-  onMessagesStored?: () => void;
   /** Counts outcomes (`delivered`, `retried`, `failed`) once their commit succeeded. */
   usage?: UsageRecorder;
 }
@@ -204,7 +202,6 @@ export class OutcomeWriter {
       if (evicted.length > 0) await tx.eventInsertMany({ events: evicted });
       created = out.messages;
     }, NOT_DURABLE);
-    if (created.length > 0) this.options.onMessagesStored?.();
     const usage = this.options.usage;
     if (!usage) return;
     for (const { message, outcome, finishedAt } of applied) {
