@@ -111,6 +111,8 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
     prefix: config.headerPrefix,
     issuer: issuerFor(config.headerPrefix),
     concurrency: config.concurrency,
+    originConcurrency: config.originConcurrency,
+    originStallMs: config.originStallMs,
     workflowInlineHistoryBytes: config.workflowInlineHistoryBytes,
     leaseMs: config.leaseMs,
     usage: meter,

@@ -45,6 +45,17 @@ export interface Config {
   /** Deliveries in flight at once on this node. */
   concurrency: number;
   /**
+   * Deliveries in flight at once per destination origin on this node (0: no limit), so one
+   * destination that hangs cannot hold every `concurrency` slot. Default: a quarter of
+   * `concurrency`. See docs/configuration.md#fairness-between-destinations.
+   */
+  originConcurrency: number;
+  /**
+   * A destination at its `originConcurrency` whose oldest delivery has run this long is
+   * stalled: its other messages go back to storage for a while instead of waiting in slots.
+   */
+  originStallMs: number;
+  /**
    * Run the HTTP side of deliveries on a thread of its own (see engine/worker-dispatcher.ts).
    * `auto` (the default) resolves to true when the machine has more than one CPU.
    */
@@ -86,6 +97,8 @@ const OPTIONS = {
   plansFile: { flag: 'plans-file', env: 'FERRY_PLANS_FILE' },
   roles: { flag: 'roles', env: 'FERRY_ROLES' },
   concurrency: { flag: 'concurrency', env: 'FERRY_CONCURRENCY' },
+  originConcurrency: { flag: 'origin-concurrency', env: 'FERRY_ORIGIN_CONCURRENCY' },
+  originStall: { flag: 'origin-stall', env: 'FERRY_ORIGIN_STALL' },
   deliveryThread: { flag: 'delivery-thread', env: 'FERRY_DELIVERY_THREAD' },
   workflowInlineHistory: { flag: 'workflow-inline-history', env: 'FERRY_WORKFLOW_INLINE_HISTORY' },
   lease: { flag: 'lease', env: 'FERRY_LEASE' },
@@ -216,6 +229,7 @@ export function loadConfig(
     throw new ConfigError(`${describe('databaseUrl')} must be a postgres:// URL`);
   }
 
+  const concurrency = integer('concurrency', 256, 1, 100_000);
   return {
     port: integer('port', 8080, 0, 65_535),
     mgmtPort: get('mgmtPort') === undefined ? undefined : integer('mgmtPort', 0, 0, 65_535),
@@ -229,7 +243,14 @@ export function loadConfig(
     plan,
     plans,
     roles: roles as Role[],
-    concurrency: integer('concurrency', 256, 1, 100_000),
+    concurrency,
+    originConcurrency: integer(
+      'originConcurrency',
+      Math.max(1, Math.floor(concurrency / 4)),
+      0,
+      100_000,
+    ),
+    originStallMs: duration('originStall', '1s', 1),
     deliveryThread: {
       auto: cpus > 1,
       on: true,

@@ -24,6 +24,7 @@ import { eventOf } from './records.js';
 import { WorkflowDelivery } from './workflow-delivery.js';
 import { gateOf } from '../core/flow-control.js';
 import { AccountSlots } from './account-slots.js';
+import { OriginLimit } from './origin-limit.js';
 
 /** Gates (flow-control keys, queues) admitted per claim; more ready ones claim again at once. */
 const ADMIT_GATES = 100;
@@ -52,6 +53,13 @@ export interface EngineOptions {
   outcomeLingerMs?: number;
   /** Metering of delivery outcomes (see OutcomeWriter). */
   usage?: UsageRecorder;
+  /**
+   * Attempts in flight per destination origin (default: a quarter of `concurrency`; 0: no
+   * limit), so one destination cannot hold every slot (see origin-limit.ts).
+   */
+  originConcurrency?: number;
+  /** Age of its oldest attempt after which a saturated origin is held back (default 1 s). */
+  originStallMs?: number;
   /** Largest workflow history sent inline, bytes (default 1 MiB; see WorkflowDelivery). */
   workflowInlineHistoryBytes?: number;
 }
@@ -80,6 +88,8 @@ export class Engine {
    * it: those messages are already due).
    */
   private atLimit = new Set<string>();
+  /** Attempts in flight per destination origin (fairness between destinations). */
+  private readonly origins: OriginLimit;
   private readonly outcomes: OutcomeWriter;
   private readonly workflows: WorkflowDelivery;
   private running = false;
@@ -101,6 +111,12 @@ export class Engine {
     this.claimBatch = options.claimBatch ?? 200;
     this.maxIdleMs = options.maxIdleMs ?? 5_000;
     this.maxInFlightByPlan = options.accounts.limitByPlan('max_global_parallelism');
+    this.origins = new OriginLimit({
+      cap: options.originConcurrency ?? Math.max(1, Math.floor(options.concurrency / 4)),
+      stallMs: options.originStallMs ?? 1_000,
+      maxHoldMs: 60_000,
+      clock: options.clock,
+    });
     this.workflows = new WorkflowDelivery({
       executor: options.executor,
       prefix: options.prefix,
@@ -213,16 +229,17 @@ export class Engine {
     this.dueDuringClaim = Infinity;
     const limit = Math.min(room, this.claimBatch);
     let claimed: ClaimedMessage[];
+    let taken = 0;
     let gatesLeft = false;
     try {
-      ({ claimed, gatesLeft } = await this.claimAdmitted(limit));
+      ({ claimed, taken, gatesLeft } = await this.claimAdmitted(limit));
     } catch (error) {
       this.options.logger.error({ err: error }, 'claiming due messages failed; retrying in 1 s');
       this.endClaim(1_000);
       return;
     }
     for (const message of claimed) void this.deliver(message);
-    this.backlog = claimed.length === limit || gatesLeft;
+    this.backlog = taken === limit || gatesLeft;
     if (this.backlog) {
       this.endClaim(0);
       return;
@@ -255,7 +272,7 @@ export class Engine {
    */
   private async claimAdmitted(
     limit: number,
-  ): Promise<{ claimed: ClaimedMessage[]; gatesLeft: boolean }> {
+  ): Promise<{ claimed: ClaimedMessage[]; taken: number; gatesLeft: boolean }> {
     const now = this.options.clock.now();
     const leaseUntil = now + this.options.leaseMs;
     // Admission first: waiting messages of flow-control keys and queues that may start now
@@ -263,7 +280,11 @@ export class Engine {
     // ready this is one read of an empty index range.
     // The claim leaves the messages of accounts at max_global_parallelism due (on PostgreSQL,
     // counting every node's deliveries; its lock ends with this transaction, right after).
-    const { claimed, atLimit, gatesLeft } = await this.options.executor.transaction(async (tx) => {
+    const {
+      claimed: all,
+      atLimit,
+      gatesLeft,
+    } = await this.options.executor.transaction(async (tx) => {
       const admission = await tx.flowGateAdmit({ now, limit: ADMIT_GATES });
       const claim = await tx.messageClaimDueLimited({
         now,
@@ -278,6 +299,7 @@ export class Engine {
       };
     }, NOT_DURABLE);
     this.atLimit = new Set(atLimit);
+    const claimed = this.holdStalled(all, now);
     if (claimed.length > 0) {
       void this.complete({ kind: 'events', events: claimed.map((m) => eventOf(m, 'ACTIVE', now)) });
     }
@@ -291,7 +313,23 @@ export class Engine {
         done: Promise.resolve(),
       });
     }
-    return { claimed, gatesLeft };
+    return { claimed, taken: all.length, gatesLeft };
+  }
+
+  /**
+   * Hands the messages of stalled origins back to storage, due after a hold (no attempt
+   * counted, no ACTIVE event), and returns the rest: they would only wait here, holding slots.
+   */
+  private holdStalled(claimed: ClaimedMessage[], now: number): ClaimedMessage[] {
+    const start: ClaimedMessage[] = [];
+    for (const message of claimed) {
+      if (!this.origins.stalled(message.url, now)) start.push(message);
+      else {
+        const dueAt = this.origins.heldUntil(message.url, now);
+        void this.complete({ kind: 'release', message, dueAt });
+      }
+    }
+    return start;
   }
 
   private deliver(message: ClaimedMessage): Promise<void> {
@@ -328,6 +366,27 @@ export class Engine {
       return undefined;
     }
     const limits = accounts.limits(account);
+    // One destination cannot hold every slot: wait for a slot of its origin, or be held back
+    // when the origin has stalled (see origin-limit.ts).
+    const slot = await this.origins.acquire(message.url, abort);
+    if (slot === 'aborted') return { kind: 'release', message };
+    if (slot === 'deferred') {
+      const dueAt = this.origins.heldUntil(message.url, this.options.clock.now());
+      return { kind: 'release', message, dueAt };
+    }
+    try {
+      return await this.attemptInSlot(message, account, limits, abort);
+    } finally {
+      this.origins.release(message.url, slot);
+    }
+  }
+
+  private async attemptInSlot(
+    message: ClaimedMessage,
+    account: Account,
+    limits: PlanLimits,
+    abort?: AbortController,
+  ): Promise<Completion | undefined> {
     // max_global_parallelism: the account's deliveries in flight on this engine. Over it, the
     // message waits here (still leased) for one of the account's deliveries to end. On SQLite
     // this is the limit; on PostgreSQL the claim already kept the account within it on all
