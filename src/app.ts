@@ -20,6 +20,8 @@ import { SecretBox } from './core/secret-box.js';
 import type { Logger } from './core/logger.js';
 import { AccountDirectory } from './engine/accounts.js';
 import { createHttpDispatcher, type Dispatcher } from './engine/dispatcher.js';
+import { DueSignal } from './engine/due-signal.js';
+import { watchDueTimes } from './engine/due-watch.js';
 import { Engine } from './engine/engine.js';
 import { createWorkerDispatcher } from './engine/worker-dispatcher.js';
 import { Publisher } from './engine/publisher.js';
@@ -105,9 +107,18 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
   const secrets = new SecretBox(loadSecretKey(config));
   const driver = options.driver ?? openDriver(config);
   await driver.migrate();
-  const executor = driver.executor;
   const metrics = new PrometheusMetrics({ accountLabel: config.metricsAccountLabel });
-  timeCommits(executor, metrics);
+  // An own property of the driver's executor, so the due-time watch below wraps the timed one.
+  timeCommits(driver.executor, metrics);
+  // Every write that makes a message due reports its time once committed (engine/due-watch.ts):
+  // this node's engine claims then, other nodes hear of it through NOTIFY.
+  const dueSignal = new DueSignal({
+    clock,
+    logger,
+    local: (dueAt) => engine.wakeAt(dueAt),
+    notify: (dueAt) => driver.notifyWake(dueAt),
+  });
+  const executor = watchDueTimes(driver.executor, dueSignal.report);
   registerStorageGauges({ executor, clock, logger, registry: metrics.registry });
   // Several nodes may share a PostgreSQL database: authenticate against the stored row every
   // time, so a token reset or deletion on any node is refused by every node's next request.
@@ -141,20 +152,19 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
     prefix: config.headerPrefix,
     issuer: issuerFor(config.headerPrefix),
     concurrency: config.concurrency,
+    originConcurrency: config.originConcurrency,
+    originStallMs: config.originStallMs,
     workflowInlineHistoryBytes: config.workflowInlineHistoryBytes,
     leaseMs: config.leaseMs,
     usage,
     metrics,
   });
-  const wake = (): void => {
-    engine.wake();
-    driver.notifyWake().catch((error: unknown) => logger.warn({ err: error }, 'NOTIFY failed'));
-  };
+  /** Something is due now (the due-time watch reports the writes; kept for explicit wakes). */
+  const wake = (): void => dueSignal.report(0);
   const publisher = new Publisher({
     executor,
     clock,
     logger,
-    onCommitted: wake,
     usage,
     metrics,
     // On PostgreSQL a keyed publish batch holds its gates' row locks through its commit, so
@@ -257,7 +267,7 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
         ferry.metricsUrl = await listen(opsServer, config.metricsPort ?? 0, config.host);
       }
       if (roles.has('worker')) {
-        unlisten = await driver.listenWake(() => engine.wake());
+        unlisten = await driver.listenWake((dueAt) => engine.wakeAt(dueAt ?? 0));
         engine.start();
       }
       if (roles.has('scheduler')) scheduler.start();

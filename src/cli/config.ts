@@ -48,6 +48,17 @@ export interface Config {
   /** Deliveries in flight at once on this node. */
   concurrency: number;
   /**
+   * Deliveries in flight at once per destination origin on this node (0: no limit), so one
+   * destination that hangs cannot hold every `concurrency` slot. Default: a quarter of
+   * `concurrency`. See docs/configuration.md#fairness-between-destinations.
+   */
+  originConcurrency: number;
+  /**
+   * A destination at its `originConcurrency` whose oldest delivery has run this long is
+   * stalled: its other messages go back to storage for a while instead of waiting in slots.
+   */
+  originStallMs: number;
+  /**
    * Run the HTTP side of deliveries on a thread of its own (see engine/worker-dispatcher.ts).
    * `auto` (the default) resolves to true when the machine has more than one CPU.
    */
@@ -266,6 +277,18 @@ export const OPTIONS = {
     arg: 'BYTES',
     help: 'most body bytes one request may store, per message (1073741824)',
   },
+  originConcurrency: {
+    flag: 'origin-concurrency',
+    env: 'FERRY_ORIGIN_CONCURRENCY',
+    arg: 'N',
+    help: 'deliveries in flight to one destination origin, 0 = no cap (concurrency / 4)',
+  },
+  originStall: {
+    flag: 'origin-stall',
+    env: 'FERRY_ORIGIN_STALL',
+    arg: 'D',
+    help: 'an origin at its cap this long is held back (1s)',
+  },
 } satisfies Record<string, Option>;
 
 type OptionName = keyof typeof OPTIONS;
@@ -439,6 +462,7 @@ export function resolveConfig(
     );
   }
 
+  const concurrency = integer('concurrency', 256, 1, 100_000);
   return {
     port: integer('port', 8080, 0, 65_535),
     mgmtPort: get('mgmtPort') === undefined ? undefined : integer('mgmtPort', 0, 0, 65_535),
@@ -452,7 +476,14 @@ export function resolveConfig(
     plan,
     plans,
     roles: roles as Role[],
-    concurrency: integer('concurrency', 256, 1, 100_000),
+    concurrency,
+    originConcurrency: integer(
+      'originConcurrency',
+      Math.max(1, Math.floor(concurrency / 4)),
+      0,
+      100_000,
+    ),
+    originStallMs: duration('originStall', '1s', 1),
     deliveryThread: {
       auto: cpus > 1,
       on: true,

@@ -25,6 +25,7 @@ import { eventOf } from './records.js';
 import { WorkflowDelivery } from './workflow-delivery.js';
 import { gateOf } from '../core/flow-control.js';
 import { AccountSlots } from './account-slots.js';
+import { OriginLimit } from './origin-limit.js';
 
 /** Gates (flow-control keys, queues) admitted per claim; more ready ones claim again at once. */
 const ADMIT_GATES = 100;
@@ -53,6 +54,13 @@ export interface EngineOptions {
   outcomeLingerMs?: number;
   /** Metering of delivery outcomes (see OutcomeWriter). */
   usage?: UsageRecorder;
+  /**
+   * Attempts in flight per destination origin (default: a quarter of `concurrency`; 0: no
+   * limit), so one destination cannot hold every slot (see origin-limit.ts).
+   */
+  originConcurrency?: number;
+  /** Age of its oldest attempt after which a saturated origin is held back (default 1 s). */
+  originStallMs?: number;
   /** Largest workflow history sent inline, bytes (default 1 MiB; see WorkflowDelivery). */
   workflowInlineHistoryBytes?: number;
   /** Claim sizes, attempt durations and lateness; attempt outcomes (see OutcomeWriter). */
@@ -83,11 +91,17 @@ export class Engine {
    * it: those messages are already due).
    */
   private atLimit = new Set<string>();
+  /** Attempts in flight per destination origin (fairness between destinations). */
+  private readonly origins: OriginLimit;
   private readonly outcomes: OutcomeWriter;
   private readonly workflows: WorkflowDelivery;
   private running = false;
   private claiming = false;
   private wakePending = false;
+  /** When the engine will claim next (its timer); Infinity when none is set. */
+  private plannedAt = Infinity;
+  /** The earliest due time reported while a claim was running (see wakeAt). */
+  private dueDuringClaim = Infinity;
   /** The last claim filled its batch or the engine was full: more is due than it took. */
   private backlog = false;
   private timer: NodeJS.Timeout | undefined;
@@ -100,6 +114,12 @@ export class Engine {
     this.claimBatch = options.claimBatch ?? 200;
     this.maxIdleMs = options.maxIdleMs ?? 5_000;
     this.maxInFlightByPlan = options.accounts.limitByPlan('max_global_parallelism');
+    this.origins = new OriginLimit({
+      cap: options.originConcurrency ?? Math.max(1, Math.floor(options.concurrency / 4)),
+      stallMs: options.originStallMs ?? 1_000,
+      maxHoldMs: 60_000,
+      clock: options.clock,
+    });
     this.workflows = new WorkflowDelivery({
       executor: options.executor,
       prefix: options.prefix,
@@ -112,7 +132,6 @@ export class Engine {
       eventResponseBytes: options.eventResponseBytes ?? 8 * 1024,
       // Nobody waits on an outcome's commit, so give more outcomes the chance to share it.
       lingerMs: options.outcomeLingerMs ?? 5,
-      onMessagesStored: () => this.wake(),
       usage: options.usage,
       metrics: options.metrics,
     });
@@ -141,6 +160,21 @@ export class Engine {
     if (!this.running) return;
     if (this.claiming) this.wakePending = true;
     else this.schedule(0);
+  }
+
+  /**
+   * Something becomes due at `dueAt` (ms; a committed write reported it, see due-watch.ts): the
+   * next claim moves forward to then if it was planned later. Without this the engine would
+   * sleep until the due time it read before the write (at most `maxIdleMs`), and a retry
+   * rescheduled one second ahead would wait for that.
+   */
+  wakeAt(dueAt: number): void {
+    if (!this.running) return;
+    const delay = dueAt - this.options.clock.now();
+    if (delay <= 0) this.wake();
+    // The claim's own read of the next due time may come before this write's commit.
+    else if (this.claiming) this.dueDuringClaim = Math.min(this.dueDuringClaim, dueAt);
+    else if (dueAt < this.plannedAt) this.schedule(delay);
   }
 
   /**
@@ -180,6 +214,7 @@ export class Engine {
   private schedule(delayMs: number): void {
     clearTimeout(this.timer);
     clearImmediate(this.immediate);
+    this.plannedAt = this.options.clock.now() + Math.max(0, delayMs);
     // setTimeout(0) waits at least 1 ms; a wake-up should claim in this turn of the loop.
     if (delayMs <= 0) this.immediate = setImmediate(() => void this.pump());
     else this.timer = setTimeout(() => void this.pump(), delayMs);
@@ -187,6 +222,7 @@ export class Engine {
 
   private async pump(): Promise<void> {
     if (!this.running || this.claiming) return;
+    this.plannedAt = Infinity; // this is the planned claim; the next one is planned below
     const room = this.options.concurrency - this.inFlight.size;
     if (room <= 0) {
       this.backlog = true; // a finishing delivery pumps again
@@ -194,36 +230,43 @@ export class Engine {
     }
     this.claiming = true;
     this.wakePending = false;
+    this.dueDuringClaim = Infinity;
     const limit = Math.min(room, this.claimBatch);
     let claimed: ClaimedMessage[];
+    let taken = 0;
     let gatesLeft = false;
     try {
-      ({ claimed, gatesLeft } = await this.claimAdmitted(limit));
+      ({ claimed, taken, gatesLeft } = await this.claimAdmitted(limit));
     } catch (error) {
-      this.claiming = false;
       this.options.logger.error({ err: error }, 'claiming due messages failed; retrying in 1 s');
-      if (this.running) this.schedule(1_000);
+      this.endClaim(1_000);
       return;
     }
     for (const message of claimed) void this.deliver(message);
-    this.backlog = claimed.length === limit || gatesLeft;
-    if (this.backlog || this.wakePending) {
-      this.claiming = false;
-      if (this.running) this.schedule(0);
+    this.backlog = taken === limit || gatesLeft;
+    if (this.backlog) {
+      this.endClaim(0);
       return;
     }
     try {
       const now = this.options.clock.now();
       const next = await this.options.executor.messageNextDueAt({ after: now });
-      const delay =
-        next === undefined ? this.maxIdleMs : Math.max(0, next - this.options.clock.now());
-      this.claiming = false;
-      if (this.running) this.schedule(this.wakePending ? 0 : Math.min(delay, this.maxIdleMs));
+      this.endClaim(next === undefined ? this.maxIdleMs : next - this.options.clock.now());
     } catch (error) {
-      this.claiming = false;
       this.options.logger.error({ err: error }, 'reading the next due time failed');
-      if (this.running) this.schedule(1_000);
+      this.endClaim(1_000);
     }
+  }
+
+  /**
+   * Plans the next claim in `delayMs` (at most `maxIdleMs`), or sooner when a wake-up or an
+   * earlier due time was reported while this one ran.
+   */
+  private endClaim(delayMs: number): void {
+    this.claiming = false;
+    if (!this.running) return;
+    const reported = this.dueDuringClaim - this.options.clock.now();
+    this.schedule(this.wakePending ? 0 : Math.max(0, Math.min(delayMs, reported, this.maxIdleMs)));
   }
 
   /**
@@ -233,7 +276,7 @@ export class Engine {
    */
   private async claimAdmitted(
     limit: number,
-  ): Promise<{ claimed: ClaimedMessage[]; gatesLeft: boolean }> {
+  ): Promise<{ claimed: ClaimedMessage[]; taken: number; gatesLeft: boolean }> {
     const now = this.options.clock.now();
     const leaseUntil = now + this.options.leaseMs;
     // Admission first: waiting messages of flow-control keys and queues that may start now
@@ -241,7 +284,11 @@ export class Engine {
     // ready this is one read of an empty index range.
     // The claim leaves the messages of accounts at max_global_parallelism due (on PostgreSQL,
     // counting every node's deliveries; its lock ends with this transaction, right after).
-    const { claimed, atLimit, gatesLeft } = await this.options.executor.transaction(async (tx) => {
+    const {
+      claimed: all,
+      atLimit,
+      gatesLeft,
+    } = await this.options.executor.transaction(async (tx) => {
       const admission = await tx.flowGateAdmit({ now, limit: ADMIT_GATES });
       const claim = await tx.messageClaimDueLimited({
         now,
@@ -256,6 +303,7 @@ export class Engine {
       };
     }, NOT_DURABLE);
     this.atLimit = new Set(atLimit);
+    const claimed = this.holdStalled(all, now);
     if (claimed.length > 0) {
       this.options.metrics?.claimBatch(claimed.length);
       void this.complete({ kind: 'events', events: claimed.map((m) => eventOf(m, 'ACTIVE', now)) });
@@ -270,7 +318,23 @@ export class Engine {
         done: Promise.resolve(),
       });
     }
-    return { claimed, gatesLeft };
+    return { claimed, taken: all.length, gatesLeft };
+  }
+
+  /**
+   * Hands the messages of stalled origins back to storage, due after a hold (no attempt
+   * counted, no ACTIVE event), and returns the rest: they would only wait here, holding slots.
+   */
+  private holdStalled(claimed: ClaimedMessage[], now: number): ClaimedMessage[] {
+    const start: ClaimedMessage[] = [];
+    for (const message of claimed) {
+      if (!this.origins.stalled(message.url, now)) start.push(message);
+      else {
+        const dueAt = this.origins.heldUntil(message.url, now);
+        void this.complete({ kind: 'release', message, dueAt });
+      }
+    }
+    return start;
   }
 
   private deliver(message: ClaimedMessage): Promise<void> {
@@ -307,6 +371,27 @@ export class Engine {
       return undefined;
     }
     const limits = accounts.limits(account);
+    // One destination cannot hold every slot: wait for a slot of its origin, or be held back
+    // when the origin has stalled (see origin-limit.ts).
+    const slot = await this.origins.acquire(message.url, abort);
+    if (slot === 'aborted') return { kind: 'release', message };
+    if (slot === 'deferred') {
+      const dueAt = this.origins.heldUntil(message.url, this.options.clock.now());
+      return { kind: 'release', message, dueAt };
+    }
+    try {
+      return await this.attemptInSlot(message, account, limits, abort);
+    } finally {
+      this.origins.release(message.url, slot);
+    }
+  }
+
+  private async attemptInSlot(
+    message: ClaimedMessage,
+    account: Account,
+    limits: PlanLimits,
+    abort?: AbortController,
+  ): Promise<Completion | undefined> {
     // max_global_parallelism: the account's deliveries in flight on this engine. Over it, the
     // message waits here (still leased) for one of the account's deliveries to end. On SQLite
     // this is the limit; on PostgreSQL the claim already kept the account within it on all

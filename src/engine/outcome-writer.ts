@@ -52,8 +52,11 @@ export type Completion =
       /** The account's `max_dlq_size` (0 = no limit): older entries are evicted beyond it. */
       maxDlqSize: number;
     }
-  /** Shutdown interrupted the attempt: due again, no attempt counted. */
-  | { kind: 'release'; message: ClaimedMessage }
+  /**
+   * Not attempted (shutdown, or its origin stalled, see origin-limit.ts): due again at `dueAt`
+   * (default: now), no attempt counted.
+   */
+  | { kind: 'release'; message: ClaimedMessage; dueAt?: number }
   /** Not delivered and never will be (its workflow run has ended): deleted, CANCELLED. */
   | { kind: 'cancel'; message: ClaimedMessage; at: number }
   /** Log lines that need no transaction of their own (the ACTIVE event of a claim). */
@@ -77,8 +80,6 @@ export interface OutcomeWriterOptions {
   eventResponseBytes: number;
   /** How long outcomes wait to share a commit. */
   lingerMs: number;
-  /** Called after a commit that stored new messages (callbacks): wake the engine. */
-  onMessagesStored?: () => void;
   /** Counts outcomes (`delivered`, `retried`, `failed`) once their commit succeeded. */
   usage?: UsageRecorder;
   /** Counts attempts by outcome, DLQ moves and callback messages once their commit succeeded. */
@@ -119,6 +120,23 @@ function attemptOutcome(outcome: Outcome): AttemptOutcome {
   if (outcome.kind === 'retry') return 'retried';
   if (outcome.kind === 'failed') return outcome.nonRetryable ? 'non_retryable' : 'failed';
   return 'delivered';
+}
+
+/** Releases leases, one statement per due time (now, or an origin's hold). */
+async function releaseAll(
+  tx: Executor,
+  releases: readonly Extract<Completion, { kind: 'release' }>[],
+  now: number,
+): Promise<void> {
+  const byDueAt = new Map<number, ClaimedMessage[]>();
+  for (const { message, dueAt = now } of releases) {
+    const group = byDueAt.get(dueAt);
+    if (group) group.push(message);
+    else byDueAt.set(dueAt, [message]);
+  }
+  await Promise.all(
+    [...byDueAt].map(([dueAt, leases]) => tx.messageReleaseMany({ leases, dueAt })),
+  );
 }
 
 export class OutcomeWriter {
@@ -174,9 +192,7 @@ export class OutcomeWriter {
       const retries = outcomes.filter((c) => c.outcome.kind === 'retry');
       const [, , deletedIds, retriedIds] = await Promise.all([
         logged.length > 0 ? tx.eventInsertMany({ events: logged }) : undefined,
-        releases.length > 0
-          ? tx.messageReleaseMany({ leases: releases.map((c) => c.message), dueAt: now })
-          : undefined,
+        releases.length > 0 ? releaseAll(tx, releases, now) : undefined,
         finals.length > 0
           ? tx.messageDeleteLeasedMany({ leases: finals.map((c) => c.message) })
           : [],
@@ -218,7 +234,6 @@ export class OutcomeWriter {
       created = out.messages;
       dlq = out.dlq;
     }, NOT_DURABLE);
-    if (created.length > 0) this.options.onMessagesStored?.();
     this.count(applied, dlq, created);
     const usage = this.options.usage;
     if (!usage) return;

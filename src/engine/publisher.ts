@@ -39,8 +39,6 @@ export interface PublisherOptions {
   executor: Executor;
   clock: Clock;
   logger: Logger;
-  /** Called after each commit that stored messages (wakes the engine, NOTIFYs other nodes). */
-  onCommitted: () => void;
   /** Deduplication window (10 minutes by the API contract). */
   dedupWindowMs?: number;
   /** Most messages written in one transaction. */
@@ -145,15 +143,11 @@ export class Publisher {
         stored = messages;
         return perRequest;
       },
-      {
-        // Wake the engine as soon as the messages are committed, not when they are durable: the
-        // publisher's answer waits for the fsync, the delivery does not have to. A power loss in
-        // between can take a message that was delivered but never acknowledged, which a publisher
-        // retrying its unacknowledged publish turns into a duplicate: at least once still holds.
-        onCommit: () => {
-          if (stored.length > 0) this.options.onCommitted();
-        },
-      },
+      // No wake-up here: the executor's due-time watch (due-watch.ts) wakes the engine once
+      // this commits, before the fsync. The answer waits for the fsync, the delivery does not
+      // have to. A power loss in between can take a message that was delivered but never
+      // acknowledged, which a publisher retrying its unacknowledged publish turns into a
+      // duplicate: at least once still holds.
     );
     this.countPublished(batch, stored);
     const usage = this.options.usage;

@@ -776,10 +776,15 @@ export interface Driver {
   /**
    * Subscribes to wake-ups published by `notifyWake` on any node sharing the database.
    * SQLite has one process per database file, so it never calls back (the engine is woken
-   * in-process); PostgreSQL uses LISTEN/NOTIFY.
+   * in-process); PostgreSQL uses LISTEN/NOTIFY. `onWake` gets the due time the notifier sent
+   * (ms), or undefined for "now" (an empty payload, as nodes before it was added send).
    */
-  listenWake(onWake: () => void): Promise<() => Promise<void>>;
-  notifyWake(): Promise<void>;
+  listenWake(onWake: (dueAt: number | undefined) => void): Promise<() => Promise<void>>;
+  /**
+   * Tells every listener that something is due at `dueAt` (ms; omitted: now). Only the due time
+   * travels: a listener claims at that time and reads what is due then.
+   */
+  notifyWake(dueAt?: number): Promise<void>;
   /**
    * Readiness: answers the numbered migrations this build knows and those applied in the
    * database. Throws when the database does not answer (unreachable, no such schema, closed).

@@ -41,15 +41,23 @@ export function lifecycleCases(ctx: SuiteContext): void {
     await ctx.close(driver); // a third time, through the caller's own close
   });
 
-  it('listenWake returns an unsubscribe; notifyWake resolves', async () => {
+  it('listenWake returns an unsubscribe; notifyWake resolves and carries the due time', async () => {
     const driver = ctx.driver();
+    const received: (number | undefined)[] = [];
     let resolveWoken = (): void => {};
     const woken = new Promise<void>((resolve) => (resolveWoken = resolve));
-    const unsubscribe = await driver.listenWake(() => resolveWoken());
+    const unsubscribe = await driver.listenWake((dueAt) => {
+      received.push(dueAt);
+      if (received.length === 2) resolveWoken();
+    });
     await driver.notifyWake();
+    await driver.notifyWake(1_700_000_123_456);
     // SQLite has one process per database and never calls back (the engine is woken in-process);
-    // a multi-node driver (PostgreSQL) must deliver the wake-up to its listeners.
-    if (driver.name !== 'sqlite') await woken;
+    // a multi-node driver (PostgreSQL) must deliver the wake-up, with its due time, to listeners.
+    if (driver.name !== 'sqlite') {
+      await woken;
+      expect(received).toEqual([undefined, 1_700_000_123_456]);
+    }
     await unsubscribe();
   });
 }

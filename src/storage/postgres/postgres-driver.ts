@@ -299,7 +299,10 @@ export function openPostgresDriver(options: PostgresDriverOptions): Driver {
     migrate: () => track(migratePostgres(sql, schema)),
     migrationStatus: () => track(postgresMigrationStatus(sql)),
     async listenWake(onWake) {
-      const subscription = await sql.listen(wakeChannel, () => onWake());
+      const subscription = await sql.listen(wakeChannel, (payload) => {
+        const dueAt = payload === '' ? undefined : Number(payload);
+        onWake(dueAt !== undefined && Number.isFinite(dueAt) ? dueAt : undefined);
+      });
       let done = false;
       return async () => {
         if (done || closing) return;
@@ -307,8 +310,8 @@ export function openPostgresDriver(options: PostgresDriverOptions): Driver {
         await subscription.unlisten();
       };
     },
-    async notifyWake() {
-      await track(sql.notify(wakeChannel, ''));
+    async notifyWake(dueAt) {
+      await track(sql.notify(wakeChannel, dueAt === undefined ? '' : String(Math.trunc(dueAt))));
     },
     close() {
       // An operation called just before close() has not reached the pool yet (the package sends

@@ -152,12 +152,12 @@ class SqliteDriverImpl implements SqliteDriver {
    * Never calls back. One process owns a SQLite file, and the engine is woken in-process by the
    * publisher; PostgreSQL, shared by many nodes, uses LISTEN/NOTIFY here instead.
    */
-  listenWake(_onWake: () => void): Promise<() => Promise<void>> {
+  listenWake(_onWake: (dueAt: number | undefined) => void): Promise<() => Promise<void>> {
     return Promise.resolve(() => Promise.resolve());
   }
 
   /** A no-op, for the same reason as `listenWake`. */
-  notifyWake(): Promise<void> {
+  notifyWake(_dueAt?: number): Promise<void> {
     return Promise.resolve();
   }
 

@@ -1,0 +1,145 @@
+// The full-scale measurement of issue 14 point 3 (test/fairness.test.ts runs a scaled one):
+// starts the built Ferry (`npm run build` first) in this process with default settings on a
+// fresh SQLite data directory (or PostgreSQL with `--postgres`, from TEST_DATABASE_URL), a
+// healthy receiver and a hanging one on 127.0.0.1, and a URL that refuses connections. It
+// measures the healthy destination's publish→arrival p50/p99 for 50 messages published one every
+// 20 ms, unloaded, then again while the hanging and the refused destination each hold BACKLOG
+// waiting messages (default 10,000; `--backlog N`).
+//
+//   node scripts/fairness.mjs [--backlog N] [--postgres]
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { createServer as createTcpServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+
+const { createFerry } = await import('../dist/app.js');
+const { loadConfig } = await import('../dist/cli/config.js');
+const { createAccount } = await import('../dist/cli/credentials.js');
+const { silentLogger } = await import('../dist/core/logger.js');
+const { openPostgresDriver } = await import('../dist/storage/postgres/postgres-driver.js');
+
+const argv = process.argv.slice(2);
+const backlog = Number(argv[argv.indexOf('--backlog') + 1] || 10_000) || 10_000;
+const postgres = argv.includes('--postgres');
+
+function receiver(hang) {
+  const arrivals = new Map();
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      arrivals.set(hang ? arrivals.size : req.url, Date.now());
+      if (!hang) res.end('ok');
+    });
+  });
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () =>
+      resolve({ server, arrivals, url: `http://127.0.0.1:${server.address().port}` }),
+    ),
+  );
+}
+
+async function refusingUrl() {
+  const s = createTcpServer();
+  await new Promise((r) => s.listen(0, '127.0.0.1', r));
+  const { port } = s.address();
+  await new Promise((r) => s.close(r));
+  return `http://127.0.0.1:${port}`;
+}
+
+const dataDir = mkdtempSync(join(tmpdir(), 'ferry-fairness-'));
+const config = loadConfig(['--port', '0', '--data-dir', dataDir, '--log-level', 'silent'], {});
+const schema = `ferry_fairness_${randomBytes(4).toString('hex')}`;
+const driver = postgres
+  ? openPostgresDriver({ url: process.env.TEST_DATABASE_URL, schema })
+  : undefined;
+const ferry = await createFerry({ config, logger: silentLogger, driver });
+await ferry.start();
+const { token } = await createAccount({
+  executor: ferry.driver.executor,
+  plan: 'paid',
+  now: Date.now(),
+});
+const api = (path, init = {}) =>
+  fetch(`${ferry.url}${path}`, { ...init, headers: { authorization: `Bearer ${token}` } });
+
+const healthy = await receiver(false);
+const hanging = await receiver(true);
+let seq = 0;
+
+async function measure(count) {
+  const sent = new Map();
+  for (let i = 0; i < count; i++) {
+    const path = `/g/${seq++}`;
+    sent.set(path, Date.now());
+    await api(`/v2/publish/${healthy.url}${path}`, { method: 'POST', body: 'g' });
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const deadline = Date.now() + 60_000;
+  while ([...sent.keys()].some((p) => !healthy.arrivals.has(p)) && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  const lat = [...sent].map(([p, at]) => (healthy.arrivals.get(p) ?? Infinity) - at);
+  lat.sort((a, b) => a - b);
+  const q = (f) => lat[Math.ceil(lat.length * f) - 1];
+  return { p50: q(0.5), p99: q(0.99), max: lat.at(-1) };
+}
+
+async function fill(destination) {
+  let last;
+  for (let sent = 0; sent < backlog; sent += 1_000) {
+    const entries = Array.from({ length: Math.min(1_000, backlog - sent) }, () => ({
+      destination,
+      body: 'x',
+    }));
+    const res = await api('/v2/batch', { method: 'POST', body: JSON.stringify(entries) });
+    last = (await res.json()).at(-1).messageId;
+  }
+  return last;
+}
+
+/** Waits until the message had its first attempt (its RETRY event is in the log). */
+async function attempted(id) {
+  const deadline = Date.now() + 300_000;
+  while (Date.now() < deadline) {
+    const res = await api(`/v2/events?messageId=${id}&state=RETRY`);
+    if ((await res.json()).events.length > 0) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+await measure(10); // warm-up
+const unloaded = await measure(50);
+console.log(`storage ${postgres ? 'postgres' : 'sqlite'}, backlog ${backlog} per bad destination`);
+console.log('unloaded', unloaded);
+const filled = Date.now();
+await fill(`${hanging.url}/h`);
+const lastRefused = await fill(`${await refusingUrl()}/r`);
+console.log(`published ${2 * backlog} in ${Date.now() - filled} ms`);
+const during = await measure(50);
+console.log('loaded (right after)', during);
+await attempted(lastRefused);
+console.log(`every refused message attempted once, ${Date.now() - filled} ms after the backlog`);
+const later = await measure(50);
+console.log(
+  'loaded (after the refused wave)',
+  later,
+  `hanging receiver got ${hanging.arrivals.size}`,
+);
+console.log(
+  `p99 ratio ${(later.p99 / unloaded.p99).toFixed(2)} (after the refused wave), ${(during.p99 / unloaded.p99).toFixed(2)} (right after)`,
+);
+
+healthy.server.closeAllConnections();
+hanging.server.closeAllConnections();
+healthy.server.close();
+hanging.server.close();
+await ferry.stop();
+if (postgres) {
+  const { default: pg } = await import('postgres');
+  const sql = pg(process.env.TEST_DATABASE_URL, { onnotice: () => undefined });
+  await sql.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  await sql.end();
+}
+rmSync(dataDir, { recursive: true, force: true });

@@ -1,0 +1,120 @@
+/**
+ * Retry timing with the real started engine and the real clock: the gap between attempts,
+ * measured at the destination, is the retry delay, also when nothing else happens on the
+ * server (the engine used to sleep until the due time it had read before the retry was written,
+ * up to 5 s). Waits on recorded requests with deadlines; a few short gaps per storage.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { createFerry, type Ferry } from '../src/app.js';
+import { silentLogger } from '../src/core/logger.js';
+import { openPostgresDriver } from '../src/storage/postgres/postgres-driver.js';
+import { pgUrl, startFerry, STORAGES, type TestFerry } from './helpers/ferry.js';
+import { startReceiver, type Receiver } from './helpers/receiver.js';
+
+/** The gap between requests `i - 1` and `i`, ms. */
+function gap(dest: Receiver, i: number): number {
+  return (dest.requests[i]?.at ?? NaN) - (dest.requests[i - 1]?.at ?? NaN);
+}
+
+/** Allowed deviation of a measured gap from the retry delay (the issue's ± 250 ms). */
+const SLACK_MS = 250;
+
+describe.each(STORAGES)('retry gaps on an idle server (%s)', (storage) => {
+  let t: TestFerry | undefined;
+  const receivers: Receiver[] = [];
+
+  afterEach(async () => {
+    await t?.close();
+    t = undefined;
+    await Promise.all(receivers.splice(0).map((r) => r.close()));
+  });
+
+  async function receiver(respond: Parameters<typeof startReceiver>[0]): Promise<Receiver> {
+    const r = await startReceiver(respond);
+    receivers.push(r);
+    return r;
+  }
+
+  async function publish(url: string, headers: Record<string, string>): Promise<void> {
+    const res = await t!.api(`/v2/publish/${url}`, { method: 'POST', body: 'x', headers });
+    expect(res.status).toBe(200);
+  }
+
+  it('retries 1 s and 300 ms after a failed attempt, as the delay says', async () => {
+    t = await startFerry({ storage });
+    const failOnce = (_: unknown, i: number) => ({ status: i === 0 ? 500 : 200 });
+    const slow = await receiver(failOnce);
+    const fast = await receiver(failOnce);
+    await publish(`${slow.url}/a`, { 'Svc-Retry-Delay': '1000' });
+    await publish(`${fast.url}/b`, { 'Svc-Retry-Delay': '300' });
+    await Promise.all([slow.waitFor(2, 4_000), fast.waitFor(2, 4_000)]);
+    expect(Math.abs(gap(fast, 1) - 300)).toBeLessThanOrEqual(SLACK_MS);
+    expect(Math.abs(gap(slow, 1) - 1_000)).toBeLessThanOrEqual(SLACK_MS);
+  });
+
+  it('retries right after a 1 s Svc-Timeout', async () => {
+    t = await startFerry({ storage });
+    const dest = await receiver((_, i) => (i === 0 ? { hang: true } : { status: 200 }));
+    await publish(`${dest.url}/t`, { 'Svc-Timeout': '1s', 'Svc-Retry-Delay': '0' });
+    await dest.waitFor(2, 4_000);
+    expect(Math.abs(gap(dest, 1) - 1_000)).toBeLessThanOrEqual(SLACK_MS);
+  });
+
+  it("makes a callback's retries promptly (2 retries, 100 ms apart)", async () => {
+    t = await startFerry({ storage });
+    const dest = await receiver(() => ({ status: 200 }));
+    const callback = await receiver(() => ({ status: 500 }));
+    await publish(`${dest.url}/c`, {
+      'Svc-Callback': `${callback.url}/cb`,
+      'Svc-Callback-Retries': '2',
+      'Svc-Callback-Retry-Delay': '100',
+    });
+    await callback.waitFor(3, 3_000);
+    expect(Math.abs(gap(callback, 1) - 100)).toBeLessThanOrEqual(SLACK_MS);
+    expect(Math.abs(gap(callback, 2) - 100)).toBeLessThanOrEqual(SLACK_MS);
+  });
+});
+
+describe.skipIf(!pgUrl)('retry gaps across PostgreSQL nodes', () => {
+  let t: TestFerry | undefined;
+  let other: Ferry | undefined;
+  let dest: Receiver | undefined;
+
+  afterEach(async () => {
+    await other?.stop();
+    await t?.close();
+    await dest?.close();
+  });
+
+  it("wakes another node for a retry this node's engine will not take", async () => {
+    t = await startFerry({ storage: 'postgres' });
+    let answer: () => void = () => {};
+    const answered = new Promise<void>((resolve) => (answer = resolve));
+    dest = await startReceiver(async (_, i) => {
+      if (i === 0) await answered;
+      return { status: i === 0 ? 500 : 200 };
+    });
+    const res = await t.api(`/v2/publish/${dest.url}/n`, {
+      method: 'POST',
+      body: 'x',
+      headers: { 'Svc-Retry-Delay': '1000' },
+    });
+    expect(res.status).toBe(200);
+    await dest.waitFor(1, 4_000); // the first node's engine made the first attempt
+    // The other node starts idle: the message is leased, so it plans its next claim for later.
+    other = await createFerry({
+      // No delivery thread: its start-up on the first send would be part of the measured gap.
+      config: { ...t.config, port: 0, roles: ['worker'], deliveryThread: false },
+      logger: silentLogger,
+      driver: openPostgresDriver({ url: pgUrl ?? '', schema: t.schema ?? '' }),
+    });
+    await other.start();
+    const answeredAt = Date.now(); // the first attempt fails now: the retry is due 1 s later
+    answer();
+    // The first node writes the retry (stop drains the outcome) and claims nothing more; only
+    // the other node can make the second attempt, when the first node's NOTIFY wakes it.
+    await t.ferry.engine.stop();
+    const [, second] = await dest.waitFor(2, 4_000);
+    expect(Math.abs((second?.at ?? NaN) - answeredAt - 1_000)).toBeLessThanOrEqual(SLACK_MS);
+  });
+});
