@@ -68,7 +68,7 @@ describe.each(STORAGES)('on %s', (storage) => {
       sizes.push(Buffer.byteLength(text));
       const page = JSON.parse(text) as Json;
       items.push(...(page[key] as Json[]));
-      cursor = page.cursor as string;
+      cursor = (page.cursor as string | undefined) ?? '';
     } while (cursor !== '');
     return { sizes, items };
   }
