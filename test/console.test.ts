@@ -334,6 +334,48 @@ describe('console', () => {
     }
   });
 
+  it('publishes from the form, links the answer to Logs, and shows the API error text', async () => {
+    const target = await startReceiver();
+    try {
+      const { page } = await open('/publish');
+      // A bad setting: the API's own error text is shown.
+      await page.getByLabel('Destination').fill(`${target.url}/published?keep=1`);
+      await page.getByLabel('Retries').fill('many');
+      await page.getByRole('button', { name: 'Publish', exact: true }).click();
+      await page
+        .getByRole('alert')
+        .getByText(/Ferry answered 400: .*retries/i)
+        .waitFor();
+
+      await page.getByLabel('Retries').fill('1');
+      await page.getByLabel('Method').selectOption('PUT');
+      await page.getByLabel('Content type').fill('application/json');
+      await page.getByRole('button', { name: 'Add header' }).click();
+      await page.getByLabel('Header 1 name').fill('X-Console');
+      await page.getByLabel('Header 1 value').fill('from the form');
+      await page.getByLabel('Flow-control key').fill('console-key');
+      await page.getByLabel('Parallelism').fill('2');
+      await page.getByLabel('Body').fill('{"hello":"console"}');
+      await page.getByRole('button', { name: 'Publish', exact: true }).click();
+      const link = page.getByRole('status').getByRole('link');
+      await link.waitFor();
+      const messageId = await link.innerText();
+
+      const [delivered] = await target.waitFor(1);
+      expect(delivered?.method).toBe('PUT');
+      expect(delivered?.path).toBe('/published?keep=1');
+      expect(delivered?.headers['x-console']).toBe('from the form');
+      expect(delivered?.headers['content-type']).toBe('application/json');
+      expect(delivered?.body.toString()).toBe('{"hello":"console"}');
+      await waitForState(messageId, 'DELIVERED');
+      await link.click();
+      await page.waitForURL(new RegExp(`/console/logs/${messageId}$`));
+      await page.getByRole('list', { name: 'Timeline' }).getByText('DELIVERED').waitFor();
+    } finally {
+      await target.close();
+    }
+  });
+
   it('sends no request to any host but Ferry', () => {
     const origin = new URL(t.url).origin;
     const all = pages.flatMap((p) => p.requests);

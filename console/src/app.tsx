@@ -11,6 +11,7 @@ import { KeysPage } from './pages/keys';
 import { LogsPage } from './pages/logs';
 import { MessageLogPage } from './pages/message-log';
 import { NotYetPage } from './pages/not-yet';
+import { PublishPage } from './pages/publish';
 import { SchedulesPage } from './pages/schedules';
 import { SignIn } from './pages/sign-in';
 import { UrlGroupPage, UrlGroupsPage } from './pages/url-groups';
@@ -85,6 +86,7 @@ function Routes() {
         {(params: { runId: string }) => <WorkflowRunPage runId={params.runId} />}
       </Route>
       <Route path="/keys" component={KeysPage} />
+      <Route path="/publish" component={PublishPage} />
       {NAV.map(([name, path]) => (
         <Route key={path} path={path}>
           <NotYetPage title={name} />

@@ -187,3 +187,23 @@ export function Notice(props: { children: ComponentChildren; kind?: 'ok' | 'erro
     </p>
   );
 }
+
+const METHODS = ['POST', 'GET', 'PUT', 'PATCH', 'DELETE'] as const;
+
+/** The destination and method fields that every "send something" form starts with. */
+export function DestinationFields() {
+  return (
+    <>
+      <Field label="Destination" wide>
+        <input name="destination" placeholder="https://example.com/hook or a URL group name" />
+      </Field>
+      <Field label="Method">
+        <select name="method">
+          {METHODS.map((m) => (
+            <option key={m}>{m}</option>
+          ))}
+        </select>
+      </Field>
+    </>
+  );
+}

@@ -3,13 +3,20 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/preact-query';
 import { useState } from 'preact/hooks';
 import { request } from '../api';
 import { formRaw, formText } from '../forms';
-import { ConfirmButton, Empty, ErrorBox, Field, Loading, Notice, PageHeader } from '../components';
+import {
+  ConfirmButton,
+  DestinationFields,
+  Empty,
+  ErrorBox,
+  Field,
+  Loading,
+  Notice,
+  PageHeader,
+} from '../components';
 import { formatInZone, previewCron, timeZones } from '../cron-preview';
 import { formatTime } from '../format';
 import { prefixed } from '../settings';
 import type { Schedule } from '../types';
-
-const METHODS = ['POST', 'GET', 'PUT', 'PATCH', 'DELETE'] as const;
 
 export function SchedulesPage() {
   const client = useQueryClient();
@@ -123,9 +130,7 @@ function CreateSchedule() {
           create.mutate(new FormData(event.currentTarget));
         }}
       >
-        <Field label="Destination" wide>
-          <input name="destination" placeholder="https://example.com/hook or a URL group name" />
-        </Field>
+        <DestinationFields />
         <Field label="Cron">
           <input
             name="cron"
@@ -160,13 +165,6 @@ function CreateSchedule() {
             </span>
           )}
         </div>
-        <Field label="Method">
-          <select name="method">
-            {METHODS.map((m) => (
-              <option key={m}>{m}</option>
-            ))}
-          </select>
-        </Field>
         <Field label="Retries">
           <input name="retries" inputMode="numeric" />
         </Field>
