@@ -376,6 +376,43 @@ describe('console', () => {
     }
   });
 
+  it('looks up a delayed message and cancels it, then cancels by filter', async () => {
+    const delayed = (label: string): Promise<string> =>
+      publish('/later', { headers: { 'Svc-Delay': '1h', 'Svc-Label': label }, body: 'later' });
+    const one = await delayed('console-one');
+    const [bulkA, bulkB, kept] = await Promise.all([
+      delayed('console-bulk'),
+      delayed('console-bulk'),
+      delayed('console-keep'),
+    ]);
+
+    const { page } = await open('/messages');
+    await page.getByLabel('Message id').fill(one);
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    const view = page.getByRole('article', { name: `Message ${one}` });
+    await view.getByText('console-one').waitFor();
+    expect(await page.getByLabel('Message body').innerText()).toBe('later');
+    await view.getByRole('button', { name: 'Cancel message' }).click();
+    await view.getByRole('button', { name: 'Yes, cancel it' }).click();
+    await page.getByRole('status').getByText(`Cancelled ${one}`).waitFor();
+    expect((await t.api(`/v2/messages/${one}`)).status).toBe(404);
+    // Gone from the page too: a reload says it is no longer waiting.
+    await page.reload();
+    await page.getByText(`${one} is not waiting`).waitFor();
+
+    await page.getByText('Cancel by filter').click();
+    const form = page.getByRole('form', { name: 'Cancel by filter' });
+    await form.getByLabel('Label').fill('console-bulk');
+    await form.getByRole('button', { name: 'Cancel matching messages' }).click();
+    await form
+      .getByRole('group', { name: 'Cancel every waiting message with label=console-bulk?' })
+      .getByRole('button', { name: 'Yes, cancel them' })
+      .click();
+    await page.getByRole('status').getByText('Cancelled 2 messages.').waitFor();
+    for (const id of [bulkA, bulkB]) expect((await t.api(`/v2/messages/${id}`)).status).toBe(404);
+    expect((await t.api(`/v2/messages/${kept}`)).status).toBe(200);
+  });
+
   it('sends no request to any host but Ferry', () => {
     const origin = new URL(t.url).origin;
     const all = pages.flatMap((p) => p.requests);

@@ -10,6 +10,7 @@ import { DlqEntryPage, DlqPage } from './pages/dlq';
 import { KeysPage } from './pages/keys';
 import { LogsPage } from './pages/logs';
 import { MessageLogPage } from './pages/message-log';
+import { MessagesPage } from './pages/messages';
 import { NotYetPage } from './pages/not-yet';
 import { PublishPage } from './pages/publish';
 import { SchedulesPage } from './pages/schedules';
@@ -87,6 +88,7 @@ function Routes() {
       </Route>
       <Route path="/keys" component={KeysPage} />
       <Route path="/publish" component={PublishPage} />
+      <Route path="/messages" component={MessagesPage} />
       {NAV.map(([name, path]) => (
         <Route key={path} path={path}>
           <NotYetPage title={name} />

@@ -5,8 +5,9 @@
  */
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
+import { Link } from 'wouter-preact';
 import { ApiError } from './api';
-import { decodeBase64Body, prettyText, type DecodedBody } from './format';
+import { decodeBase64Body, formatTime, prettyText, type DecodedBody } from './format';
 
 export function PageHeader(props: { title: string; children?: ComponentChildren }) {
   return (
@@ -205,5 +206,51 @@ export function DestinationFields() {
         </select>
       </Field>
     </>
+  );
+}
+
+/** The facts a DLQ entry and a waiting message share (`due` only for a waiting one). */
+export function MessageFacts(props: {
+  m: {
+    messageId: string;
+    method: string;
+    url: string;
+    createdAt: number;
+    retried: number;
+    maxRetries: number;
+    labels?: string[];
+  };
+  due?: number;
+}) {
+  const m = props.m;
+  return (
+    <dl class="facts">
+      <dt>Message</dt>
+      <dd class="mono">
+        <Link href={`/logs/${encodeURIComponent(m.messageId)}`}>{m.messageId}</Link>
+      </dd>
+      <dt>Destination</dt>
+      <dd class="mono">
+        {m.method} {m.url}
+      </dd>
+      {props.due !== undefined && (
+        <>
+          <dt>Due</dt>
+          <dd>{formatTime(props.due)}</dd>
+        </>
+      )}
+      <dt>Created</dt>
+      <dd>{formatTime(m.createdAt)}</dd>
+      <dt>Retries</dt>
+      <dd>
+        {m.retried} of {m.maxRetries}
+      </dd>
+      {(m.labels ?? []).length > 0 && (
+        <>
+          <dt>Labels</dt>
+          <dd>{(m.labels ?? []).join(', ')}</dd>
+        </>
+      )}
+    </dl>
   );
 }

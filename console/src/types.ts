@@ -6,6 +6,7 @@ export type {
   Event,
   EventState,
   HeaderMap,
+  Message,
   Schedule,
   SigningKeys,
   UrlGroup,

@@ -13,6 +13,7 @@ import {
   Field,
   HeaderTable,
   Loading,
+  MessageFacts,
   Notice,
   PageHeader,
   Pager,
@@ -246,28 +247,7 @@ function DlqDetail(props: { entry: DlqMessage }) {
   const e = props.entry;
   return (
     <>
-      <dl class="facts">
-        <dt>Message</dt>
-        <dd class="mono">
-          <Link href={`/logs/${encodeURIComponent(e.messageId)}`}>{e.messageId}</Link>
-        </dd>
-        <dt>Destination</dt>
-        <dd class="mono">
-          {e.method} {e.url}
-        </dd>
-        <dt>Created</dt>
-        <dd>{formatTime(e.createdAt)}</dd>
-        <dt>Retries</dt>
-        <dd>
-          {e.retried} of {e.maxRetries}
-        </dd>
-        {(e.labels ?? []).length > 0 && (
-          <>
-            <dt>Labels</dt>
-            <dd>{(e.labels ?? []).join(', ')}</dd>
-          </>
-        )}
-      </dl>
+      <MessageFacts m={e} />
       <h2>Last response</h2>
       {e.responseStatus === undefined ? (
         <p class="muted">No response: the last attempt timed out or could not connect.</p>
