@@ -146,21 +146,25 @@ export function ConfirmButton(props: {
   );
 }
 
-/** Cursor paging: the API pages newest first; "Next page" follows the cursor it returned. */
+/**
+ * Cursor paging of a list whose filters live in the URL: "Next page" puts the cursor the API
+ * returned into the URL, "First page" takes it out (the API pages newest first).
+ */
 export function Pager(props: {
   cursor?: string;
-  onNext: (cursor: string) => void;
-  onFirst?: () => void;
+  current: Record<string, string | undefined>;
+  setParams: (next: Record<string, string | undefined>) => void;
 }) {
+  const { cursor, current, setParams } = props;
   return (
     <nav class="pager" aria-label="Pages">
-      {props.onFirst && (
-        <button type="button" onClick={props.onFirst}>
+      {current.cursor && (
+        <button type="button" onClick={() => setParams({ ...current, cursor: undefined })}>
           First page
         </button>
       )}
-      {props.cursor ? (
-        <button type="button" onClick={() => props.onNext(props.cursor ?? '')}>
+      {cursor ? (
+        <button type="button" onClick={() => setParams({ ...current, cursor })}>
           Next page
         </button>
       ) : (
@@ -168,6 +172,11 @@ export function Pager(props: {
       )}
     </nav>
   );
+}
+
+/** A message's labels: `labels`, or the single `label` older answers carry. */
+export function labelsOf(item: { labels?: string[]; label?: string }): string[] {
+  return item.labels ?? (item.label ? [item.label] : []);
 }
 
 /** A labelled form field; the label is the control's accessible name. */

@@ -12,6 +12,7 @@ import {
   ErrorBox,
   Field,
   HeaderTable,
+  labelsOf,
   Loading,
   MessageFacts,
   Notice,
@@ -181,20 +182,14 @@ export function DlqPage() {
                       <Link href={`/dlq/${encodeURIComponent(entry.dlqId)}`}>{entry.dlqId}</Link>
                     </td>
                     <td class="mono clip">{entry.url}</td>
-                    <td>{(entry.labels ?? (entry.label ? [entry.label] : [])).join(', ')}</td>
+                    <td>{labelsOf(entry).join(', ')}</td>
                     <td>{entry.responseStatus ?? 'no response'}</td>
                   </tr>
                 ))}
               </tbody>
             </table>
           </div>
-          <Pager
-            cursor={list.data.cursor}
-            onNext={(cursor) => setParams({ ...current, cursor })}
-            onFirst={
-              current.cursor ? () => setParams({ ...current, cursor: undefined }) : undefined
-            }
-          />
+          <Pager cursor={list.data.cursor} current={current} setParams={setParams} />
         </>
       )}
     </section>

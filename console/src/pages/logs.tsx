@@ -5,7 +5,7 @@
 import { useQuery } from '@tanstack/preact-query';
 import { Link } from 'wouter-preact';
 import { request } from '../api';
-import { Empty, ErrorBox, Field, Loading, PageHeader, Pager } from '../components';
+import { Empty, ErrorBox, Field, labelsOf, Loading, PageHeader, Pager } from '../components';
 import { FilterForm, toQuery, useUrlQuery } from '../filters';
 import { formatTime, fromLocalInput, toLocalInput } from '../format';
 import type { EventPage } from '../types';
@@ -135,20 +135,14 @@ export function LogsPage() {
                       </Link>
                     </td>
                     <td class="mono clip">{event.url}</td>
-                    <td>{(event.labels ?? (event.label ? [event.label] : [])).join(', ')}</td>
+                    <td>{labelsOf(event).join(', ')}</td>
                     <td>{event.responseStatus ?? ''}</td>
                   </tr>
                 ))}
               </tbody>
             </table>
           </div>
-          <Pager
-            cursor={events.data.cursor}
-            onNext={(cursor) => setParams({ ...current, cursor })}
-            onFirst={
-              current.cursor ? () => setParams({ ...current, cursor: undefined }) : undefined
-            }
-          />
+          <Pager cursor={events.data.cursor} current={current} setParams={setParams} />
         </>
       )}
     </section>

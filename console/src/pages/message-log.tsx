@@ -5,7 +5,15 @@
 import { useQuery } from '@tanstack/preact-query';
 import { Link } from 'wouter-preact';
 import { request } from '../api';
-import { Base64Body, Empty, ErrorBox, HeaderTable, Loading, PageHeader } from '../components';
+import {
+  Base64Body,
+  Empty,
+  ErrorBox,
+  HeaderTable,
+  labelsOf,
+  Loading,
+  PageHeader,
+} from '../components';
 import { formatDuration, formatTime } from '../format';
 import type { Event, EventPage } from '../types';
 
@@ -64,7 +72,7 @@ export function MessageLogPage(props: { messageId: string }) {
 function MessageDetail(props: { events: Event[] }) {
   const last = props.events[props.events.length - 1] as Event;
   const responses = props.events.filter((e) => e.responseStatus !== undefined);
-  const labels = last.labels ?? (last.label ? [last.label] : []);
+  const labels = labelsOf(last);
   return (
     <>
       <dl class="facts">

@@ -139,10 +139,8 @@ function Runs(props: ViewProps) {
           </div>
           <Pager
             cursor={runs.data.cursor || undefined}
-            onNext={(cursor) => props.setParams({ ...current, cursor })}
-            onFirst={
-              current.cursor ? () => props.setParams({ ...current, cursor: undefined }) : undefined
-            }
+            current={current}
+            setParams={props.setParams}
           />
         </>
       )}
