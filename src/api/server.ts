@@ -10,6 +10,7 @@ import { authHook } from './auth.js';
 import type { ApiContext } from './context.js';
 import { registerConsole } from './console.js';
 import { installErrorHandling } from './errors.js';
+import { installOpenApi, openApiRoute } from './openapi.js';
 import { requestRateHook } from './limits.js';
 import { metricsRoute, type MetricsEndpoint } from './metrics-route.js';
 import { readinessRoute, type ReadinessOptions } from './readiness.js';
@@ -49,8 +50,18 @@ export interface OpsOptions {
 /** An `X-Request-Id` a client or proxy sent that is safe to log and echo; else Ferry makes one. */
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** A Fastify instance with Ferry's error mapping, raw-body parsing, request ids and ops routes. */
-function baseServer(logger: Logger, bodyLimit: number, ops: OpsOptions): FastifyInstance {
+/**
+ * A Fastify instance with Ferry's error mapping, raw-body parsing, request ids, route schemas
+ * (openapi.ts) and ops routes; `routes` adds the server's own routes.
+ * @param prefix the header prefix, for the OpenAPI document's header names.
+ */
+function baseServer(
+  logger: Logger,
+  bodyLimit: number,
+  ops: OpsOptions,
+  prefix: string,
+  routes: (app: FastifyInstance) => void,
+): FastifyInstance {
   const app = Fastify({
     // No request log: request URLs carry tokens (`queue_token`). Ferry logs route patterns only
     // (errors.ts, and the debug request line).
@@ -66,6 +77,7 @@ function baseServer(logger: Logger, bodyLimit: number, ops: OpsOptions): Fastify
     },
   });
   installErrorHandling(app, logger);
+  installOpenApi(app, prefix);
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
   app.addHook('onRequest', (request, reply, done) => {
@@ -90,22 +102,29 @@ function baseServer(logger: Logger, bodyLimit: number, ops: OpsOptions): Fastify
     });
   }
 
-  app.get('/health', () => ({ status: 'ok' }));
-  readinessRoute(app, ops.readiness);
-  if (ops.metrics) metricsRoute(app, ops.metrics);
+  // In a plugin loaded after @fastify/swagger (installOpenApi), which collects routes as they
+  // are added.
+  void app.register((scope, _opts, done) => {
+    scope.get('/health', () => ({ status: 'ok' }));
+    readinessRoute(scope, ops.readiness);
+    if (ops.metrics) metricsRoute(scope, ops.metrics);
+    routes(scope);
+    done();
+  });
   return app;
 }
 
 /** The management API alone, for `--mgmt-port`. */
 export function buildManagementServer(ctx: MgmtContext, ops: OpsOptions): FastifyInstance {
-  const app = baseServer(ctx.logger, MGMT_BODY_LIMIT, ops);
-  registerManagement(app, ctx);
-  return app;
+  return baseServer(ctx.logger, MGMT_BODY_LIMIT, ops, DEFAULT_PREFIX, (app) => {
+    openApiRoute(app);
+    registerManagement(app, ctx);
+  });
 }
 
 /** `/metrics`, `/ready` and `/health` alone, for `--metrics-port`. */
 export function buildOpsServer(logger: Logger, ops: OpsOptions): FastifyInstance {
-  return baseServer(logger, 1024, ops);
+  return baseServer(logger, 1024, ops, DEFAULT_PREFIX, () => undefined);
 }
 
 /** Bytes of a request's body plus its response's body, as sent (`Content-Length`). */
@@ -115,14 +134,22 @@ function exchangedBytes(request: FastifyRequest, reply: FastifyReply): number {
   return (Number.isFinite(received) ? received : 0) + (Number.isFinite(sent) ? sent : 0);
 }
 
+/** The header prefix of a server without messaging routes (its document has no prefixed headers). */
+const DEFAULT_PREFIX = 'Svc';
+
 /** The routes whose answers are publish acknowledgements (`ferry_publish_ack_seconds`). */
 const PUBLISH_ROUTES = new Set(['/v2/publish/*', '/v2/enqueue/:queue/*', '/v2/batch']);
 
 export function buildServer(ctx: ApiContext, options: ServerOptions): FastifyInstance {
-  const app = baseServer(ctx.logger, options.bodyLimit, options.ops);
-  if (options.management) registerManagement(app, options.management);
-  if (options.console) registerConsole(app, { headerPrefix: ctx.prefix });
+  return baseServer(ctx.logger, options.bodyLimit, options.ops, ctx.prefix, (app) => {
+    openApiRoute(app);
+    if (options.management) registerManagement(app, options.management);
+    if (options.console) registerConsole(app, { headerPrefix: ctx.prefix });
+    messagingRoutes(app, ctx);
+  });
+}
 
+function messagingRoutes(app: FastifyInstance, ctx: ApiContext): void {
   void app.register((messaging, _opts, done) => {
     messaging.decorateRequest('account');
     messaging.addHook('onRequest', authHook(ctx));
@@ -150,5 +177,4 @@ export function buildServer(ctx: ApiContext, options: ServerOptions): FastifyIns
     queueRoutes(messaging, ctx);
     done();
   });
-  return app;
 }

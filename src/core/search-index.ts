@@ -64,11 +64,11 @@ export function searchIndexLimits(type: SearchIndexType): SearchIndexLimits {
   return { ...SEARCH_INDEX_LIMITS[type] };
 }
 
-const NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+export const INDEX_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 
 /** An index name: 1–64 letters, digits, `-` and `_`, starting with a letter or digit. */
 export function parseIndexName(value: unknown): string {
-  if (typeof value !== 'string' || !NAME.test(value)) {
+  if (typeof value !== 'string' || !INDEX_NAME.test(value)) {
     throw badRequest(
       `name must be 1 to 64 letters, digits, "-" or "_" starting with a letter or digit, got ${JSON.stringify(value) ?? 'nothing'}`,
     );

@@ -24,7 +24,7 @@ export async function ownedAccount(ctx: MgmtContext, request: IdRequest): Promis
 }
 
 /** The largest budget accepted, dollars: far above any real bill, far below float trouble. */
-const MAX_BUDGET = 1_000_000_000;
+export const MAX_BUDGET = 1_000_000_000;
 
 export function accountRoutes(app: FastifyInstance, ctx: MgmtContext): void {
   const json = (

@@ -1,0 +1,251 @@
+/**
+ * Route schemas, request validation and `GET /v2/openapi.json`.
+ *
+ * Every route gets its schema from `schemas/` (an `onRoute` hook looks it up by method and URL,
+ * so the route modules stay as they are). The same schema objects are the request validators
+ * (ajv, JSON Schema 2020-12) and the source of the OpenAPI 3.1 document (@fastify/swagger): the
+ * document cannot drift from what the routes accept.
+ *
+ * Validation keeps Ferry's conventions:
+ * - Bodies arrive as raw bytes (server.ts) and handlers read them as they are (publish passes
+ *   them through byte for byte). A JSON body schema is checked against the parsed JSON of those
+ *   bytes; `request.body` is left untouched. An empty or malformed body is left to the handler,
+ *   which answers its own "missing" / "invalid JSON" 400.
+ * - Query, path and header values are validated on a copy (with types coerced from text, and an
+ *   empty query value meaning absent, as Ferry's query parsers read them): `request.query` and
+ *   `request.params` stay the strings they were.
+ * - A failure is a 400 `{"error": "<field>: <message>"}` (a FerryError, see errors.ts).
+ * - Answers are serialized with JSON.stringify, not fast-json-stringify: a response schema
+ *   documents the answer and never drops a field from it.
+ */
+import swagger from '@fastify/swagger';
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import type { FastifyInstance, FastifySchema } from 'fastify';
+import { badRequest } from '../core/errors.js';
+import { routeSchemas, type RouteSchema } from './schemas/index.js';
+
+/** Where the document is served. */
+export const OPENAPI_PATH = '/v2/openapi.json';
+
+/** A route of the server, as registered (`HEAD` routes Fastify adds are left out). */
+export interface RegisteredRoute {
+  method: string;
+  url: string;
+  /** A schema was found for it in `schemas/`. */
+  documented: boolean;
+}
+
+const REGISTERED = new WeakMap<FastifyInstance, RegisteredRoute[]>();
+
+/** The routes of a server built with {@link installOpenApi}, as its `onRoute` hook saw them. */
+export function registeredRoutes(app: FastifyInstance): RegisteredRoute[] {
+  return REGISTERED.get(app) ?? [];
+}
+
+type Part = 'body' | 'querystring' | 'params' | 'headers';
+
+const PART_NAMES: Record<Exclude<Part, 'body'>, string> = {
+  querystring: 'query parameter',
+  params: 'path parameter',
+  headers: 'header',
+};
+
+/** Query, path and header values are text: coerce to the schema's types, on a copy. */
+const textAjv = new Ajv2020({ strict: false, coerceTypes: 'array', verbose: true });
+/** JSON bodies are typed already: no coercion. */
+const jsonAjv = new Ajv2020({ strict: false, verbose: true });
+
+/** `/1/destination` → ["1", "destination"]. */
+const segments = (pointer: string): string[] =>
+  pointer === ''
+    ? []
+    : pointer
+        .slice(1)
+        .split('/')
+        .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+
+/**
+ * The field an error is about, named as the user wrote it: `query parameter "count"`,
+ * `body.parallelism`, `entry 2.destination` (an item of an array body: the batch's entries).
+ */
+function fieldOf(part: Part, pointer: string, bodyIsArray: boolean): string {
+  const path = segments(pointer);
+  if (part !== 'body') {
+    const [name, ...rest] = path;
+    return name === undefined
+      ? PART_NAMES[part]
+      : `${PART_NAMES[part]} "${[name, ...rest].join('.')}"`;
+  }
+  if (bodyIsArray && path.length > 0) return [`entry ${path[0]}`, ...path.slice(1)].join('.');
+  return ['body', ...path].join('.');
+}
+
+/** One ajv error as Ferry's message: `<field>: <what is wrong>`. */
+export function errorMessage(part: Part, error: ErrorObject, bodyIsArray = false): string {
+  const where = fieldOf(part, error.instancePath, bodyIsArray);
+  const params = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'required':
+      return `${where}: "${String(params.missingProperty)}" is required`;
+    case 'additionalProperties': {
+      const known = Object.keys(
+        (error.parentSchema as { properties?: object } | undefined)?.properties ?? {},
+      );
+      return `${where}: unknown field "${String(params.additionalProperty)}" (allowed: ${known.length > 0 ? known.join(', ') : 'none'})`;
+    }
+    case 'enum':
+      return `${where}: must be one of ${(params.allowedValues as unknown[]).join(', ')}, got ${JSON.stringify(error.data) ?? 'nothing'}`;
+    default:
+      return `${where}: ${error.message ?? 'is invalid'}`;
+  }
+}
+
+/** A schema with no JSON type: a raw body (any bytes), not validated as JSON. */
+function isRawBody(schema: Record<string, unknown>): boolean {
+  return !['type', 'anyOf', 'oneOf', 'allOf', 'properties', 'items', 'enum', 'const'].some(
+    (k) => k in schema,
+  );
+}
+
+/** The body's JSON, or undefined when there is none or it is not JSON (the handler says so). */
+function parsedBody(data: unknown): { value: unknown } | undefined {
+  if (!(data instanceof Uint8Array)) return undefined;
+  const text = Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8');
+  if (text.trim() === '') return undefined;
+  try {
+    return { value: JSON.parse(text) as unknown };
+  } catch {
+    return undefined;
+  }
+}
+
+type Validator = (data: unknown) => boolean | { error: Error };
+
+function compileValidator(schema: Record<string, unknown>, part: Part, url: string): Validator {
+  if (part === 'body') {
+    if (isRawBody(schema)) return () => true;
+    const check = jsonAjv.compile(schema);
+    const bodyIsArray = schema.type === 'array';
+    return (data) => {
+      const body = parsedBody(data);
+      if (!body || check(body.value)) return true;
+      return failure(check, part, bodyIsArray);
+    };
+  }
+  const check = textAjv.compile(schema);
+  const wildcard = url.endsWith('*');
+  return (data) => {
+    const copy: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries((data ?? {}) as Record<string, unknown>)) {
+      // `?count=` means no count to Ferry's query parsers.
+      if (part === 'querystring' && value === '') continue;
+      copy[key] = value;
+    }
+    // A `…/*` route's wildcard is documented as its `{destination}` path parameter.
+    if (part === 'params' && wildcard) copy.destination = copy['*'];
+    return check(copy) ? true : failure(check, part, false);
+  };
+}
+
+function failure(check: ValidateFunction, part: Part, bodyIsArray: boolean): { error: Error } {
+  const [first] = check.errors ?? [];
+  return {
+    error: badRequest(first ? errorMessage(part, first, bodyIsArray) : `invalid ${part}`),
+  };
+}
+
+/**
+ * Installs schemas, validation and serialization on `app`, and registers @fastify/swagger. Call
+ * before any route is added, and add routes in a plugin registered after this (swagger collects
+ * routes as they are added).
+ * @param prefix the header prefix (`Svc`): the document shows the headers under it.
+ */
+export function installOpenApi(app: FastifyInstance, prefix: string): void {
+  const schemas = routeSchemas(prefix);
+  const registered: RegisteredRoute[] = [];
+  REGISTERED.set(app, registered);
+  app.addHook('onRoute', (route) => {
+    const methods = (Array.isArray(route.method) ? route.method : [route.method]).filter(
+      (m) => m !== 'HEAD',
+    );
+    if (methods.length === 0) return;
+    for (const method of methods) {
+      const schema = schemas.get(`${method} ${route.url}`);
+      registered.push({ method, url: route.url, documented: schema !== undefined });
+      if (schema && route.schema === undefined) route.schema = schema as FastifySchema;
+    }
+    // The console's pages and assets are not API (their routes carry no schema).
+    if (route.url.startsWith('/console')) route.schema = { ...route.schema, hide: true };
+  });
+  app.setValidatorCompiler(({ schema, httpPart, url }) =>
+    compileValidator(schema as Record<string, unknown>, httpPart as Part, url),
+  );
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+
+  void app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Ferry',
+        version: '2',
+        description: `Ferry's messaging API (Bearer token) and management API (Basic credentials). Errors are \`{"error": "..."}\`. Publish settings are headers named \`${prefix}-…\` on this server.`,
+      },
+      components: {
+        securitySchemes: {
+          bearerToken: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'The account token: `Authorization: Bearer <token>`',
+          },
+          queueToken: {
+            type: 'apiKey',
+            in: 'query',
+            name: 'queue_token',
+            description:
+              'The account token as a query parameter, for webhook senders that cannot set headers',
+          },
+          qstashToken: {
+            type: 'apiKey',
+            in: 'query',
+            name: 'qstash_token',
+            description: 'Alias of `queue_token`',
+          },
+          managementBasic: {
+            type: 'http',
+            scheme: 'basic',
+            description: 'Management API: `Authorization: Basic base64(email:api_key)`',
+          },
+          metricsToken: {
+            type: 'http',
+            scheme: 'bearer',
+            description: '`--metrics-token`, when set',
+          },
+        },
+        schemas: {
+          Error: {
+            type: 'object',
+            required: ['error'],
+            properties: { error: { type: 'string' } },
+            description: 'Every error answer (4xx, 5xx)',
+          },
+        },
+      },
+    },
+    // `…/*` routes take a destination URL (with its slashes) as their last path segment.
+    transform: ({ schema, url }) => ({
+      schema: schema as FastifySchema,
+      url: url.endsWith('*') ? `${url.slice(0, -1)}:destination` : url,
+    }),
+  });
+}
+
+/** Serves the document, generated once on first request. */
+export function openApiRoute(app: FastifyInstance): void {
+  let json: string | undefined;
+  app.get(OPENAPI_PATH, (_request, reply) => {
+    json ??= JSON.stringify(app.swagger());
+    return reply.type('application/json; charset=utf-8').send(json);
+  });
+}
+
+export type { RouteSchema };
