@@ -397,8 +397,58 @@ describe.each(STORAGES)('OpenAPI document on %s', (storage) => {
     }
   });
 
-  it('checked a representative set of answers', () => {
-    expect(answers.checked.size).toBeGreaterThan(70);
+  it('checked a representative set of answers, and would catch a wrong one', () => {
+    const expected = [
+      'POST /v2/publish/{destination} 200',
+      'POST /v2/publish/{destination} 202',
+      'POST /v2/publish/{destination} 400',
+      'POST /v2/publish/{destination} 401',
+      'POST /v2/batch 200',
+      'POST /v2/batch 400',
+      'GET /v2/events 200',
+      'GET /v2/events 400',
+      'GET /v2/logs 200',
+      'GET /v2/messages/{id} 200',
+      'GET /v2/messages/{id} 404',
+      'DELETE /v2/messages 200',
+      'GET /v2/dlq 200',
+      'GET /v2/dlq/{dlqId} 200',
+      'POST /v2/dlq/retry/{dlqId} 201',
+      'POST /v2/dlq/retry 201',
+      'DELETE /v2/dlq 200',
+      'POST /v2/schedules/{destination} 200',
+      'GET /v2/schedules 200',
+      'GET /v2/schedules/{id} 200',
+      'PATCH /v2/schedules/{id}/pause 200',
+      'POST /v2/topics/{name}/endpoints 200',
+      'GET /v2/topics 200',
+      'POST /v2/queues 200',
+      'POST /v2/queues 400',
+      'POST /v2/enqueue/{queue}/{destination} 200',
+      'GET /v2/queues/{name} 200',
+      'GET /v2/flowControl 200',
+      'POST /v2/flowControl/{key}/pin 200',
+      'GET /v2/globalParallelism 200',
+      'GET /v2/keys 200',
+      'POST /v2/keys/rotate 200',
+      'GET /v2/workflows/runs/{runId} 200',
+      'GET /v2/workflows/logs 200',
+      'GET /v2/workflows/dlq 200',
+      'GET /v2/workflows/dlq/{dlqId} 200',
+      'POST /v2/workflows/dlq/restart/{dlqId} 200',
+      'POST /v2/notify/{eventId} 201',
+      'GET /health 200',
+      'GET /ready 200',
+    ];
+    expect(expected.filter((label) => !answers.checked.has(label))).toEqual([]);
+    // The schemas are strict enough to fail a wrong answer.
+    const schema = doc.paths['/v2/publish/{destination}']?.post?.responses['200']?.content?.[
+      'application/json'
+    ]?.schema as object;
+    const validate = new Ajv2020({ strict: false }).compile(schema);
+    expect(validate({ messageId: 'msg_1', deduplicated: false })).toBe(true);
+    expect(validate({ messageId: 1, deduplicated: false })).toBe(false);
+    expect(validate({ deduplicated: false })).toBe(false);
   });
 });
 

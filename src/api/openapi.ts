@@ -20,7 +20,7 @@
  */
 import swagger from '@fastify/swagger';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import type { FastifyInstance, FastifySchema } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { badRequest } from '../core/errors.js';
 import { routeSchemas, type RouteSchema } from './schemas/index.js';
 
@@ -172,7 +172,7 @@ export function installOpenApi(app: FastifyInstance, prefix: string): void {
     for (const method of methods) {
       const schema = schemas.get(`${method} ${route.url}`);
       registered.push({ method, url: route.url, documented: schema !== undefined });
-      if (schema && route.schema === undefined) route.schema = schema as FastifySchema;
+      if (schema && route.schema === undefined) route.schema = schema;
     }
     // The console's pages and assets are not API (their routes carry no schema).
     if (route.url.startsWith('/console')) route.schema = { ...route.schema, hide: true };
@@ -233,7 +233,7 @@ export function installOpenApi(app: FastifyInstance, prefix: string): void {
     },
     // `…/*` routes take a destination URL (with its slashes) as their last path segment.
     transform: ({ schema, url }) => ({
-      schema: schema as FastifySchema,
+      schema: schema,
       url: url.endsWith('*') ? `${url.slice(0, -1)}:destination` : url,
     }),
   });

@@ -20,7 +20,7 @@ const fields = (properties: Record<string, TSchema>, required = false) =>
   Type.Object(
     Object.fromEntries(
       Object.entries(properties).map(([k, v]) => [k, required ? v : opt(v)]),
-    ) as Record<string, TSchema>,
+    ),
     { additionalProperties: false },
   );
 
