@@ -602,7 +602,7 @@ async function seededStore(
       ? openSqliteDriver({ path: join(store.dataDir, 'ferry.db') })
       : openPostgresDriver({
           url: process.env.TEST_DATABASE_URL as string,
-          schema: store.schema as string,
+          schema: store.schema,
         });
   try {
     const now = Date.now();
