@@ -35,9 +35,29 @@ import { randomBytes } from 'node:crypto';
 import postgres, { type Sql } from 'postgres';
 import { startWorkflowEndpoint, triggerRuns, WORKFLOW_STEPS } from './workflow.js';
 import { Pool } from 'undici';
+import { newMessageId } from '../core/ids.js';
+import type { Message } from '../core/types.js';
+import type { Driver } from '../storage/driver.js';
+import { openPostgresDriver } from '../storage/postgres/postgres-driver.js';
+import { openSqliteDriver } from '../storage/sqlite/sqlite-driver.js';
+import { processCpuSeconds, redisAvailable, startPeer, startRedis, type Redis } from './peer.js';
 
 const MAIN = new URL('../cli/main.js', import.meta.url).pathname;
 const quick = process.argv.includes('--quick');
+/** Extra flags for Ferry's node (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`), space-separated. */
+const NODE_FLAGS = (process.env.FERRY_BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+/**
+ * Jobs the BullMQ worker runs at a time: what Ferry has in flight to one destination origin at
+ * its default settings (`--concurrency 256`, `--origin-concurrency` a quarter of it), and every
+ * delivery of the benchmark goes to the one receiver.
+ */
+const PEER_CONCURRENCY = 64;
+/** Interleaved repetitions of the end-to-end, latency and backlog cases (`--reps N`). */
+const repsIndex = process.argv.indexOf('--reps');
+const REPS = repsIndex === -1 ? 3 : Number(process.argv[repsIndex + 1]);
+/** Delayed messages (due in a day) seeded into the store of the backlog case (`--backlog N`). */
+const backlogIndex = process.argv.indexOf('--backlog');
+const BACKLOG = backlogIndex === -1 ? 1_000_000 : Number(process.argv[backlogIndex + 1]);
 /** Concurrent publishers of the end-to-end case (see the file comment). */
 const E2E_PUBLISHERS = 200;
 /** Interleaved pairs of runs (plain, keyed) of the flow case: its runs vary by ±20 % here. */
@@ -58,12 +78,16 @@ const wanted = (
     | 'fanout'
     | 'batch'
     | 'schedule'
-    | 'workflow',
+    | 'workflow'
+    | 'backlog',
 ): boolean =>
-  !onlyCase ||
-  onlyCase === name ||
-  // Every throughput case is printed with the machine's pace beside it.
-  (name === 'reference' && ['publish', 'e2e', 'flow', 'latency'].includes(onlyCase));
+  // The backlog case seeds a million messages: only when asked for.
+  name === 'backlog'
+    ? onlyCase === 'backlog'
+    : !onlyCase ||
+      onlyCase === name ||
+      // Every throughput case is printed with the machine's pace beside it.
+      (name === 'reference' && ['publish', 'e2e', 'flow', 'latency', 'backlog'].includes(onlyCase));
 
 interface Row {
   storage: string;
@@ -78,6 +102,7 @@ interface Running {
   token: string;
   currentSigningKey: string;
   nextSigningKey: string;
+  accountId: string;
   /** CPU seconds (user + system, every thread) Ferry's process has used so far. */
   cpuSeconds(): number;
   stop(): Promise<void>;
@@ -107,53 +132,74 @@ function stealShare(
   return Number.isFinite(share) ? `${(share * 100).toFixed(0)} %` : 'unknown';
 }
 
-/** A process's CPU seconds from /proc (Linux); NaN where there is none. */
-function processCpuSeconds(pid: number | undefined): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-    // utime and stime are fields 14 and 15 of stat(5), counted from 1 with the pid; in clock
-    // ticks, 100 per second on Linux.
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return NaN;
-  }
+/**
+ * Where a Ferry keeps its data: a data directory, and with PostgreSQL a schema and the secret key
+ * its credentials are sealed with. A store made by `newStore` outlives the Ferry processes started
+ * on it (the backlog case restarts Ferry on a seeded store); `dropStore` removes it.
+ */
+interface Store {
+  storage: 'sqlite' | 'postgres';
+  dataDir: string;
+  schema?: string;
+  secretKey?: string;
 }
 
-async function startFerry(storage: 'sqlite' | 'postgres', extra: string[] = []): Promise<Running> {
+function newStore(storage: 'sqlite' | 'postgres'): Store {
   const dataDir = mkdtempSync(join(tmpdir(), 'ferry-bench-'));
   // The benchmarks measure throughput far beyond the paid plan's 1,000 requests per second:
   // lift that limit (docs/limits.md) so they measure delivery, not the rate limiter's 429s.
-  const plans = join(dataDir, 'plans.json');
-  writeFileSync(plans, JSON.stringify({ paid: { max_requests_per_second: 0 } }));
+  writeFileSync(
+    join(dataDir, 'plans.json'),
+    JSON.stringify({ paid: { max_requests_per_second: 0 } }),
+  );
+  if (storage === 'sqlite') return { storage, dataDir };
+  return {
+    storage,
+    dataDir,
+    schema: `ferry_bench_${randomBytes(4).toString('hex')}`,
+    // Required with PostgreSQL (seals stored credentials); any key does for a benchmark.
+    secretKey: randomBytes(32).toString('base64'),
+  };
+}
+
+async function dropStore(store: Store): Promise<void> {
+  rmSync(store.dataDir, { recursive: true, force: true });
+  const schema = store.schema;
+  if (schema) await withSql(async (sql) => sql.unsafe(`DROP SCHEMA ${schema} CASCADE`));
+}
+
+/** Starts Ferry on a fresh store (removed at stop) or on `store` (kept). */
+async function startFerry(
+  storage: 'sqlite' | 'postgres',
+  extra: string[] = [],
+  kept?: Store,
+): Promise<Running> {
+  const store = kept ?? newStore(storage);
   const args = [
     MAIN,
     'start',
     '--port',
     '0',
     '--data-dir',
-    dataDir,
+    store.dataDir,
     '--log-level',
     'error',
     '--plans-file',
-    plans,
+    join(store.dataDir, 'plans.json'),
     ...extra,
   ];
-  let schema: string | undefined;
-  const env = { ...process.env };
-  if (storage === 'postgres') {
-    schema = `ferry_bench_${randomBytes(4).toString('hex')}`;
+  if (store.schema && store.secretKey) {
     args.push(
       '--database-url',
       process.env.TEST_DATABASE_URL as string,
       '--database-schema',
-      schema,
-      // Required with PostgreSQL (seals stored credentials); any key does for a benchmark.
+      store.schema,
       '--secret-key',
-      randomBytes(32).toString('base64'),
+      store.secretKey,
     );
   }
-  const proc: ChildProcess = spawn(process.execPath, args, {
-    env,
+  const proc: ChildProcess = spawn(process.execPath, [...NODE_FLAGS, ...args], {
+    env: process.env,
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   await new Promise<void>((resolve, reject) => {
@@ -164,11 +210,12 @@ async function startFerry(storage: 'sqlite' | 'postgres', extra: string[] = []):
     });
     proc.on('exit', (code) => reject(new Error(`ferry exited with ${code}`)));
   });
-  const creds = JSON.parse(readFileSync(join(dataDir, 'credentials.json'), 'utf8')) as {
+  const creds = JSON.parse(readFileSync(join(store.dataDir, 'credentials.json'), 'utf8')) as {
     baseUrl: string;
     token: string;
     currentSigningKey: string;
     nextSigningKey: string;
+    accountId: string;
   };
   return {
     ...creds,
@@ -177,8 +224,7 @@ async function startFerry(storage: 'sqlite' | 'postgres', extra: string[] = []):
       const exited = new Promise((r) => proc.on('exit', r));
       proc.kill('SIGTERM');
       await exited;
-      rmSync(dataDir, { recursive: true, force: true });
-      if (schema) await withSql(async (sql) => sql.unsafe(`DROP SCHEMA ${schema} CASCADE`));
+      if (!kept) await dropStore(store);
     },
   };
 }
@@ -246,6 +292,39 @@ function percentile(sorted: number[], p: number): number {
 
 const ms = (x: number): string => `${x.toFixed(1)} ms`;
 
+/**
+ * Runs `send(0)` … `send(n − 1)` from `concurrency` workers, each send after the one before it
+ * on that worker; with `paceMs`, send i starts no earlier than i × paceMs after the start.
+ */
+async function drive(p: {
+  n: number;
+  concurrency: number;
+  paceMs?: number;
+  send: (i: number) => Promise<void>;
+}): Promise<{ seconds: number; latencies: number[] }> {
+  const latencies: number[] = [];
+  let next = 0;
+  const start = performance.now();
+  const worker = async (): Promise<void> => {
+    for (;;) {
+      const i = next++;
+      if (i >= p.n) return;
+      if (p.paceMs) {
+        const due = start + i * p.paceMs;
+        const wait = due - performance.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      }
+      const t0 = performance.now();
+      await p.send(i);
+      latencies.push(performance.now() - t0);
+    }
+  };
+  await Promise.all(Array.from({ length: p.concurrency }, worker));
+  const seconds = (performance.now() - start) / 1000;
+  latencies.sort((a, b) => a - b);
+  return { seconds, latencies };
+}
+
 async function publishMany(p: {
   ferry: Running;
   destination: string;
@@ -266,35 +345,25 @@ async function publishMany(p: {
     'content-type': 'text/plain',
     ...p.headers,
   };
-  const latencies: number[] = [];
-  let next = 0;
-  const start = performance.now();
-  const worker = async (): Promise<void> => {
-    for (;;) {
-      const i = next++;
-      if (i >= p.n) return;
-      if (p.paceMs) {
-        const due = start + i * p.paceMs;
-        const wait = due - performance.now();
-        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      }
-      const t0 = performance.now();
-      const res = await pool.request({
-        path,
-        method: 'POST',
-        headers: p.headersOf ? { ...headers, ...p.headersOf(i) } : headers,
-        body: p.body(i),
-      });
-      await res.body.text();
-      if (res.statusCode !== 200) throw new Error(`publish answered ${res.statusCode}`);
-      latencies.push(performance.now() - t0);
-    }
-  };
-  await Promise.all(Array.from({ length: p.concurrency }, worker));
-  const seconds = (performance.now() - start) / 1000;
-  await pool.close();
-  latencies.sort((a, b) => a - b);
-  return { seconds, latencies };
+  try {
+    return await drive({
+      n: p.n,
+      concurrency: p.concurrency,
+      ...(p.paceMs === undefined ? {} : { paceMs: p.paceMs }),
+      send: async (i) => {
+        const res = await pool.request({
+          path,
+          method: 'POST',
+          headers: p.headersOf ? { ...headers, ...p.headersOf(i) } : headers,
+          body: p.body(i),
+        });
+        await res.body.text();
+        if (res.statusCode !== 200) throw new Error(`publish answered ${res.statusCode}`);
+      },
+    });
+  } finally {
+    await pool.close();
+  }
 }
 
 async function benchPublish(
@@ -338,9 +407,10 @@ async function benchEndToEnd(
   storage: 'sqlite' | 'postgres',
   n: number,
   keys?: number,
-): Promise<Row & { rate: number }> {
+  store?: Store,
+): Promise<Row & { rate: number; cpuMicros: number }> {
   const sink = await startSink();
-  const ferry = await startFerry(storage);
+  const ferry = await startFerry(storage, [], store);
   try {
     const all = sink.received(n);
     const start = performance.now();
@@ -371,6 +441,7 @@ async function benchEndToEnd(
           : `end to end with ${keys.toLocaleString('en')} flow-control keys (parallelism 5 each)`,
       n,
       rate: n / seconds,
+      cpuMicros: (cpu / n) * 1e6,
       result: `${Math.round(n / seconds).toLocaleString('en')} messages/s`,
       detail:
         `all received after ${seconds.toFixed(2)} s; publishing took ` +
@@ -386,10 +457,11 @@ async function benchLatency(
   storage: 'sqlite' | 'postgres',
   rate: number,
   seconds: number,
-): Promise<Row> {
+  store?: Store,
+): Promise<Row & { p50: number; p99: number }> {
   const n = rate * seconds;
   const sink = await startSink();
-  const ferry = await startFerry(storage);
+  const ferry = await startFerry(storage, [], store);
   const paced = (count: number): ReturnType<typeof publishMany> =>
     publishMany({
       ferry,
@@ -417,6 +489,8 @@ async function benchLatency(
       storage,
       case: `publish→receive latency at ${rate} msg/s`,
       n,
+      p50: percentile(delays, 50),
+      p99: percentile(delays, 99),
       result: `p50 ${ms(percentile(delays, 50))}, p99 ${ms(percentile(delays, 99))}`,
       detail:
         `max ${ms(delays[delays.length - 1] ?? NaN)} over ${seconds} s, after a ` +
@@ -426,6 +500,152 @@ async function benchLatency(
     await ferry.stop();
     await sink.stop();
   }
+}
+
+/** The end-to-end case with BullMQ: N jobs added from E2E_PUBLISHERS concurrent callers. */
+async function benchPeerEndToEnd(
+  redis: Redis,
+  n: number,
+): Promise<Row & { rate: number; cpuMicros: number }> {
+  const sink = await startSink();
+  const peer = await startPeer(redis, PEER_CONCURRENCY);
+  try {
+    const all = sink.received(n);
+    const start = performance.now();
+    const cpuStart = peer.cpuSeconds();
+    const url = `${sink.url}/e2e`;
+    const { seconds: addSeconds } = await drive({
+      n,
+      concurrency: E2E_PUBLISHERS,
+      send: (i) => peer.add(url, `message ${i} ${'x'.repeat(100)}`),
+    });
+    await all;
+    const seconds = (performance.now() - start) / 1000;
+    const cpu = peer.cpuSeconds() - cpuStart;
+    return {
+      storage: 'BullMQ, Redis AOF everysec',
+      case: `end to end (add N from ${E2E_PUBLISHERS} callers, until all received)`,
+      n,
+      rate: n / seconds,
+      cpuMicros: (cpu / n) * 1e6,
+      result: `${Math.round(n / seconds).toLocaleString('en')} messages/s`,
+      detail:
+        `all received after ${seconds.toFixed(2)} s; adding took ${addSeconds.toFixed(2)} s; ` +
+        `worker + Redis CPU ${Math.round((cpu / n) * 1e6)} µs per message`,
+    };
+  } finally {
+    await peer.stop();
+    await sink.stop();
+  }
+}
+
+/** The latency case with BullMQ: jobs added at a steady rate by 20 callers. */
+async function benchPeerLatency(
+  redis: Redis,
+  rate: number,
+  seconds: number,
+): Promise<Row & { p50: number; p99: number }> {
+  const n = rate * seconds;
+  const sink = await startSink();
+  const peer = await startPeer(redis, PEER_CONCURRENCY);
+  const url = `${sink.url}/latency`;
+  const measure = async (count: number): Promise<number[]> => {
+    const all = sink.received(count);
+    await drive({
+      n: count,
+      concurrency: 20,
+      paceMs: 1000 / rate,
+      send: () => peer.add(url, `${performance.timeOrigin + performance.now()} ${'x'.repeat(100)}`),
+    });
+    await all;
+    const delays = (await sink.delays()).sort((a, b) => a - b);
+    sink.reset();
+    return delays;
+  };
+  try {
+    const cold = await measure(Math.min(n, rate * WARM_UP_SECONDS));
+    const delays = await measure(n);
+    return {
+      storage: 'BullMQ, Redis AOF everysec',
+      case: `add→receive latency at ${rate} msg/s`,
+      n,
+      p50: percentile(delays, 50),
+      p99: percentile(delays, 99),
+      result: `p50 ${ms(percentile(delays, 50))}, p99 ${ms(percentile(delays, 99))}`,
+      detail:
+        `max ${ms(delays[delays.length - 1] ?? NaN)} over ${seconds} s, after a ` +
+        `${WARM_UP_SECONDS} s warm-up (warm-up p99 ${ms(percentile(cold, 99))})`,
+    };
+  } finally {
+    await peer.stop();
+    await sink.stop();
+  }
+}
+
+/**
+ * A store holding `count` delayed messages (due in a day) of the default account: Ferry is
+ * started once on it (migrations, the account), stopped, and the messages are inserted in
+ * batches through the storage layer (`messageInsertMany`), as publishes would store them.
+ * Returns the store and how long seeding took.
+ */
+async function seededStore(
+  storage: 'sqlite' | 'postgres',
+  count: number,
+): Promise<{ store: Store; seconds: number }> {
+  const store = newStore(storage);
+  const first = await startFerry(storage, [], store);
+  const accountId = first.accountId;
+  await first.stop();
+  const start = performance.now();
+  const driver: Driver =
+    storage === 'sqlite'
+      ? openSqliteDriver({ path: join(store.dataDir, 'ferry.db') })
+      : openPostgresDriver({
+          url: process.env.TEST_DATABASE_URL as string,
+          schema: store.schema,
+        });
+  try {
+    // Nothing to apply (Ferry migrated the store); with PostgreSQL it also loads the array types
+    // the batched insert binds with, before the first insert.
+    await driver.migrate();
+    const now = Date.now();
+    const due = now + 86_400_000;
+    const body = Buffer.from(`message backlog ${'x'.repeat(100)}`);
+    const BATCH = 5_000;
+    for (let done = 0; done < count; done += BATCH) {
+      const messages: Message[] = [];
+      for (let i = done; i < Math.min(count, done + BATCH); i += 1) {
+        messages.push({
+          id: newMessageId(now),
+          accountId,
+          url: 'http://127.0.0.1:9/backlog',
+          callerIp: '127.0.0.1',
+          retried: 0,
+          maxRetries: 3,
+          notBefore: due,
+          createdAt: now,
+          // Spread over a minute, as a day's delay published over a minute would be.
+          dueAt: due + (i % 60_000),
+          spec: { method: 'POST', headers: { 'Content-Type': ['text/plain'] } },
+          body,
+        });
+      }
+      await driver.executor.messageInsertMany({ messages });
+    }
+  } finally {
+    await driver.close();
+  }
+  if (storage === 'postgres') {
+    // What the server does soon after such a load (autovacuum, then a checkpoint that writes
+    // the loaded pages out), done before the measurement: otherwise a checkpoint flushing the
+    // seeded table runs during it, and the run measures the seeding's aftermath, not the
+    // steady state of a store that holds a backlog.
+    await withSql(async (sql) => {
+      await sql.unsafe(`VACUUM ANALYZE ${store.schema as string}.messages`);
+      await sql.unsafe('CHECKPOINT');
+    });
+  }
+  return { store, seconds: (performance.now() - start) / 1000 };
 }
 
 /** Fan-out: every publish goes to a URL group of `endpoints` endpoints on the receiver. */
@@ -659,7 +879,150 @@ async function main(): Promise<void> {
     console.error(`reference: ${row.result}`);
     rows.push(row);
   }
-  for (const storage of storages.filter((s) => !only || s === only)) {
+  const picked = storages.filter((s) => !only || s === only);
+  const e2eN = Math.round(20_000 * scale);
+  const latencySeconds = quick ? 4 : 10;
+  const median = (xs: number[]): number =>
+    [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+  const push = (r: Row, before: ReturnType<typeof cpuTicks>): void => {
+    r.detail += `; steal ${stealShare(before, cpuTicks())}`;
+    console.error(`${r.storage} | ${r.case}: ${r.result} (${r.detail})`);
+    rows.push(r);
+  };
+  // End to end and latency: Ferry on each storage and the peer (BullMQ) in turn, REPS times, so
+  // a change of the machine's pace hits all of them; medians and their ratios.
+  const peerWanted = (wanted('e2e') || wanted('latency')) && onlyCase !== 'backlog';
+  let redis: Redis | undefined;
+  if (peerWanted) {
+    if (redisAvailable()) redis = await startRedis();
+    else console.error('redis-server is not installed: the BullMQ peer rows are skipped');
+  }
+  try {
+    if (wanted('e2e') && onlyCase !== 'backlog') {
+      const runs = new Map<string, (Row & { rate: number; cpuMicros: number })[]>();
+      const before = cpuTicks();
+      for (let rep = 0; rep < REPS; rep += 1) {
+        for (const storage of picked) {
+          const r = await benchEndToEnd(storage, e2eN);
+          console.error(`  rep ${rep + 1}: ${storage} ${r.result} (${r.detail})`);
+          runs.set(storage, [...(runs.get(storage) ?? []), r]);
+        }
+        if (redis) {
+          const r = await benchPeerEndToEnd(redis, e2eN);
+          console.error(`  rep ${rep + 1}: BullMQ ${r.result} (${r.detail})`);
+          runs.set('peer', [...(runs.get('peer') ?? []), r]);
+        }
+      }
+      const peerRate = median((runs.get('peer') ?? []).map((r) => r.rate));
+      for (const [key, list] of runs) {
+        const rate = median(list.map((r) => r.rate));
+        const first = list[0] as Row;
+        const ratio =
+          key !== 'peer' && Number.isFinite(peerRate)
+            ? `; ${(rate / peerRate).toFixed(2)}× BullMQ-AOF`
+            : '';
+        push(
+          {
+            storage: first.storage,
+            case: `${first.case}, median of ${list.length} interleaved runs`,
+            n: e2eN,
+            result: `${Math.round(rate).toLocaleString('en')} messages/s${ratio}`,
+            detail:
+              `runs ${list.map((r) => Math.round(r.rate)).join(', ')}; ` +
+              `${key === 'peer' ? 'worker + Redis' : "Ferry's"} CPU ` +
+              `${Math.round(median(list.map((r) => r.cpuMicros)))} µs per message (median)`,
+          },
+          before,
+        );
+      }
+    }
+    if (wanted('latency') && onlyCase !== 'backlog') {
+      const runs = new Map<string, (Row & { p50: number; p99: number })[]>();
+      const before = cpuTicks();
+      for (let rep = 0; rep < REPS; rep += 1) {
+        for (const storage of picked) {
+          const r = await benchLatency(storage, 500, latencySeconds);
+          console.error(`  rep ${rep + 1}: ${storage} ${r.result} (${r.detail})`);
+          runs.set(storage, [...(runs.get(storage) ?? []), r]);
+        }
+        if (redis) {
+          const r = await benchPeerLatency(redis, 500, latencySeconds);
+          console.error(`  rep ${rep + 1}: BullMQ ${r.result} (${r.detail})`);
+          runs.set('peer', [...(runs.get('peer') ?? []), r]);
+        }
+      }
+      const peer = runs.get('peer');
+      for (const [key, list] of runs) {
+        const p50 = median(list.map((r) => r.p50));
+        const p99 = median(list.map((r) => r.p99));
+        const first = list[0] as Row;
+        const ratio =
+          key !== 'peer' && peer
+            ? `; ${(p50 / median(peer.map((r) => r.p50))).toFixed(2)}× / ` +
+              `${(p99 / median(peer.map((r) => r.p99))).toFixed(2)}× BullMQ-AOF's`
+            : '';
+        push(
+          {
+            storage: first.storage,
+            case: `${first.case}, median of ${list.length} interleaved runs`,
+            n: first.n,
+            result: `p50 ${ms(p50)}, p99 ${ms(p99)}${ratio}`,
+            detail: `runs (p50/p99) ${list.map((r) => `${r.p50.toFixed(1)}/${r.p99.toFixed(1)}`).join(', ')}`,
+          },
+          before,
+        );
+      }
+    }
+  } finally {
+    await redis?.stop();
+  }
+  if (wanted('backlog')) {
+    // Per storage: an empty store and one holding BACKLOG delayed messages, each kept across
+    // its Ferry restarts; the end-to-end and latency cases alternate between them REPS times.
+    for (const storage of picked) {
+      const empty = newStore(storage);
+      const { store: full, seconds: seedSeconds } = await seededStore(storage, BACKLOG);
+      console.error(
+        `${storage}: seeded ${BACKLOG.toLocaleString('en')} in ${seedSeconds.toFixed(1)} s`,
+      );
+      try {
+        const before = cpuTicks();
+        const rate = { empty: [] as number[], full: [] as number[] };
+        const p99 = { empty: [] as number[], full: [] as number[] };
+        for (let rep = 0; rep < REPS; rep += 1) {
+          for (const [kind, store] of [
+            ['empty', empty],
+            ['full', full],
+          ] as const) {
+            const e = await benchEndToEnd(storage, e2eN, undefined, store);
+            const l = await benchLatency(storage, 500, latencySeconds, store);
+            console.error(`  rep ${rep + 1}: ${storage} ${kind}: ${e.result}; ${l.result}`);
+            rate[kind].push(e.rate);
+            p99[kind].push(l.p99);
+          }
+        }
+        push(
+          {
+            storage,
+            case: `backlog: ${BACKLOG.toLocaleString('en')} delayed messages (due in a day) vs an empty store, median of ${REPS} interleaved runs`,
+            n: e2eN,
+            result:
+              `end to end ${(median(rate.full) / median(rate.empty)).toFixed(2)}×, ` +
+              `p99 at 500 msg/s ${(median(p99.full) / median(p99.empty)).toFixed(2)}×`,
+            detail:
+              `end to end ${Math.round(median(rate.full))} vs ${Math.round(median(rate.empty))} messages/s ` +
+              `(runs ${rate.full.map(Math.round).join(', ')} vs ${rate.empty.map(Math.round).join(', ')}); ` +
+              `p99 ${ms(median(p99.full))} vs ${ms(median(p99.empty))}; seeded in ${seedSeconds.toFixed(0)} s`,
+          },
+          before,
+        );
+      } finally {
+        await dropStore(empty);
+        await dropStore(full);
+      }
+    }
+  }
+  for (const storage of picked) {
     const run = async (row: Promise<Row>): Promise<void> => {
       const before = cpuTicks();
       const r = await row;
@@ -672,7 +1035,6 @@ async function main(): Promise<void> {
       await run(benchPublish(storage, 1, Math.round(2_000 * scale)));
       await run(benchPublish(storage, 50, Math.round(20_000 * scale)));
     }
-    if (wanted('e2e')) await run(benchEndToEnd(storage, Math.round(20_000 * scale)));
     if (wanted('flow')) {
       // Interleaved runs of each (no keys, 1,000 keys), so a load change on the shared machine
       // hits both; the cost is 1 − (keyed median ÷ unkeyed median).
@@ -685,8 +1047,6 @@ async function main(): Promise<void> {
         last = await benchEndToEnd(storage, Math.round(20_000 * scale), 1_000);
         keyed.push(last.rate);
       }
-      const median = (xs: number[]): number =>
-        [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
       const cost = 1 - median(keyed) / median(plain);
       await run(
         Promise.resolve({
@@ -698,7 +1058,6 @@ async function main(): Promise<void> {
         }),
       );
     }
-    if (wanted('latency')) await run(benchLatency(storage, 500, quick ? 4 : 10));
     if (wanted('fanout')) await run(benchFanOut(storage, Math.round(200 * scale), 100));
     if (wanted('batch')) await run(benchBatch(storage, Math.round(200 * scale), 100));
     if (wanted('workflow')) {

@@ -47,6 +47,11 @@ export interface PostgresDriverOptions {
   schema?: string;
   /** Connections in the pool (LISTEN uses one more of its own). Default 10. */
   max?: number;
+  /**
+   * Called with the text and parameters of every statement sent (diagnostics and the query plan
+   * test, which EXPLAINs what the driver really runs).
+   */
+  trace?: (text: string, params: readonly unknown[]) => void;
 }
 
 /** Runs `fn` in a transaction (the pool) or in a savepoint (already in a transaction). */
@@ -285,6 +290,12 @@ export function openPostgresDriver(options: PostgresDriverOptions): Driver {
     onnotice: () => {},
     // Optional fields are written as NULL; the mappers turn NULL back into absent properties.
     transform: { undefined: null },
+    ...(options.trace
+      ? {
+          debug: (_connection: number, text: string, params: unknown[]) =>
+            options.trace?.(text, params),
+        }
+      : {}),
   });
   const begin: Begin = async (fn) =>
     (await sql.begin(async (tx) => ({ value: await fn(tx) }))).value;

@@ -25,6 +25,11 @@ export interface SqliteDriverOptions {
    * lost.
    */
   synchronous?: 'full' | 'normal';
+  /**
+   * Called with the text of every statement run (diagnostics and the query plan test, which
+   * asks SQLite for the plan of what the driver really runs).
+   */
+  trace?: (text: string) => void;
 }
 
 /** The connection settings in effect, read back from SQLite (for the start banner and tests). */
@@ -74,7 +79,8 @@ function restrictDatabaseFiles(path: string): void {
 
 export function openSqliteDriver(options: SqliteDriverOptions): SqliteDriver {
   if (options.path !== ':memory:' && options.path !== '') restrictDatabaseFiles(options.path);
-  const db = new Database(options.path);
+  const trace = options.trace;
+  const db = new Database(options.path, trace ? { verbose: (text) => trace(String(text)) } : {});
   let walSync: WalSync | undefined;
   try {
     const onDisk = options.path !== ':memory:' && options.path !== '';

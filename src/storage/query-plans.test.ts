@@ -1,0 +1,173 @@
+/**
+ * The engine's hot statements must stay index lookups however many messages wait (issue 16: a
+ * backlog of delayed messages must not slow delivery). With 20,000 delayed messages stored, the
+ * test runs the claim, the fenced delete of delivered messages and the next-due lookup through
+ * the real driver, records the statements it sends (the drivers' `trace` option), and asks the
+ * database for their plans: EXPLAIN on PostgreSQL (after ANALYZE, so the planner knows the table
+ * is large), EXPLAIN QUERY PLAN on SQLite. A plan that reads the messages table by a scan, or a
+ * full scan of one of its indexes, fails the test.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import Database from 'better-sqlite3';
+import postgres from 'postgres';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { ClaimedMessage, Message } from '../core/types.js';
+import type { Driver } from './driver.js';
+import { makeAccount, makeMessage } from './conformance/fixtures.js';
+import { openPostgresDriver } from './postgres/postgres-driver.js';
+import { quoteIdentifier } from './postgres/postgres-migrate.js';
+import { openSqliteDriver } from './sqlite/sqlite-driver.js';
+
+const BACKLOG = 20_000;
+const DUE_NOW = 10;
+const NOW = Date.UTC(2026, 0, 1);
+
+/** Stores the backlog (due in a day) and DUE_NOW messages due now. */
+async function seed(driver: Driver, accountId: string): Promise<void> {
+  const later = NOW + 86_400_000;
+  for (let done = 0; done < BACKLOG; done += 5_000) {
+    const messages: Message[] = Array.from({ length: 5_000 }, (_, i) =>
+      makeMessage(accountId, { createdAt: NOW, dueAt: later + done + i, notBefore: later }),
+    );
+    await driver.executor.messageInsertMany({ messages });
+  }
+  await driver.executor.messageInsertMany({
+    messages: Array.from({ length: DUE_NOW }, () => makeMessage(accountId, { createdAt: NOW })),
+  });
+}
+
+/** Runs the three operations; `mark` names the operation the next statements belong to. */
+async function runHotPath(driver: Driver, mark: (op: string) => void): Promise<void> {
+  const ex = driver.executor;
+  mark('claim');
+  const claimed: ClaimedMessage[] = await ex.messageClaimDue({
+    now: NOW,
+    limit: 5,
+    leaseUntil: NOW + 30_000,
+  });
+  mark('claim (limited)');
+  const limited = await ex.messageClaimDueLimited({
+    now: NOW,
+    limit: 5,
+    leaseUntil: NOW + 30_000,
+    maxInFlightByPlan: { paid: 1_000 },
+  });
+  expect(claimed.length + limited.messages.length).toBe(DUE_NOW);
+  mark('delete');
+  const deleted = await ex.messageDeleteLeasedMany({
+    leases: [...claimed, ...limited.messages],
+  });
+  expect(deleted).toHaveLength(DUE_NOW);
+  mark('next due');
+  expect(await ex.messageNextDueAt({})).toBe(NOW + 86_400_000);
+  expect(await ex.messageNextDueAt({ after: NOW })).toBe(NOW + 86_400_000);
+  mark('');
+}
+
+/** Statements that touch the messages table, by operation. */
+type Traced = { op: string; text: string; params: readonly unknown[] }[];
+
+const touchesMessages = (text: string): boolean => /\bmessages\b/i.test(text);
+
+describe('query plans with a backlog: sqlite', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ferry-plans-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('claims, deletes and finds the next due time through indexes', async () => {
+    const path = join(dir, 'ferry.db');
+    let op = '';
+    const traced: Traced = [];
+    const driver = openSqliteDriver({
+      path,
+      trace: (text) => {
+        if (op && touchesMessages(text)) traced.push({ op, text, params: [] });
+      },
+    });
+    await driver.migrate();
+    const account = makeAccount();
+    await driver.executor.accountInsert({ account });
+    await seed(driver, account.id);
+    await runHotPath(driver, (next) => (op = next));
+    await driver.close();
+    // The driver holds the file exclusively while open; the plans are asked for afterwards,
+    // from the statements as they ran (values included).
+    const db = new Database(path, { readonly: true });
+    try {
+      db.exec('ANALYZE');
+    } catch {
+      // read-only: the plans then come without statistics, as in a fresh deployment
+    }
+    const ops = new Set(traced.map((t) => t.op));
+    expect([...ops].sort()).toEqual(['claim', 'claim (limited)', 'delete', 'next due']);
+    for (const { op: name, text } of traced) {
+      const plan = db.prepare(`EXPLAIN QUERY PLAN ${text}`).all() as { detail: string }[];
+      const scans = plan.filter((row) => /^SCAN messages\b/.test(row.detail));
+      expect(scans, `${name}: ${text}\n${plan.map((r) => r.detail).join('\n')}`).toEqual([]);
+      expect(plan.some((row) => /^SEARCH messages USING/.test(row.detail))).toBe(true);
+    }
+    db.close();
+  });
+});
+
+const url = process.env.TEST_DATABASE_URL;
+
+/** Nodes of a PostgreSQL JSON plan that read `relation`. */
+function readsOf(node: Record<string, unknown>, relation: string): string[] {
+  const here = node['Relation Name'] === relation ? [String(node['Node Type'])] : [];
+  const children = (node.Plans as Record<string, unknown>[] | undefined) ?? [];
+  return [...here, ...children.flatMap((child) => readsOf(child, relation))];
+}
+
+describe.skipIf(!url)('query plans with a backlog: postgres', () => {
+  const schema = `ferry_plans_${randomBytes(6).toString('hex')}`;
+  const admin = postgres(url ?? '', {
+    max: 1,
+    onnotice: () => {},
+    connection: { search_path: quoteIdentifier(schema) },
+  });
+  afterAll(async () => {
+    await admin.unsafe(`DROP SCHEMA IF EXISTS ${quoteIdentifier(schema)} CASCADE`);
+    await admin.end({ timeout: 5 });
+  });
+
+  it('claims, deletes and finds the next due time through indexes', async () => {
+    let op = '';
+    const traced: Traced = [];
+    const driver = openPostgresDriver({
+      url: url ?? '',
+      schema,
+      trace: (text, params) => {
+        if (op && touchesMessages(text)) traced.push({ op, text, params });
+      },
+    });
+    try {
+      await driver.migrate();
+      const account = makeAccount({ plan: 'paid' });
+      await driver.executor.accountInsert({ account });
+      await seed(driver, account.id);
+      await admin.unsafe('ANALYZE messages');
+      await runHotPath(driver, (next) => (op = next));
+    } finally {
+      await driver.close();
+    }
+    const ops = new Set(traced.map((t) => t.op));
+    expect([...ops].sort()).toEqual(['claim', 'claim (limited)', 'delete', 'next due']);
+    for (const { op: name, text, params } of traced) {
+      const [row] = await admin.unsafe<{ 'QUERY PLAN': Record<string, unknown>[] }[]>(
+        `EXPLAIN (FORMAT JSON) ${text}`,
+        params as postgres.ParameterOrJSON<never>[],
+      );
+      const plan = row?.['QUERY PLAN'][0]?.Plan as Record<string, unknown>;
+      const reads = readsOf(plan, 'messages');
+      const detail = `${name}: ${text}\n${JSON.stringify(plan, null, 1)}`;
+      expect(reads.length, detail).toBeGreaterThan(0);
+      expect(
+        reads.filter((type) => type === 'Seq Scan' || type === 'Bitmap Heap Scan'),
+        detail,
+      ).toEqual([]);
+    }
+  });
+});
