@@ -31,6 +31,7 @@ describe('pruner', () => {
       dlq: 0,
       dedup: 1,
       workflowRuns: 0,
+      bodies: 0,
     });
     expect((await t.client.events.list({})).events.length).toBeGreaterThan(0);
     // The deduplication window (10 minutes) is over, so the same id publishes again.

@@ -17,6 +17,11 @@ export interface PrunerOptions {
   intervalMs?: number;
   /** Rows per delete statement (default 5,000). */
   batch?: number;
+  /**
+   * Shared bodies deleted per transaction (default 100): a body can be 10 MiB, so a batch of
+   * 100 is up to 1 GiB of pages freed in one commit at most.
+   */
+  bodyBatch?: number;
 }
 
 export interface PruneResult {
@@ -24,6 +29,8 @@ export interface PruneResult {
   dlq: number;
   dedup: number;
   workflowRuns: number;
+  /** Shared bodies deleted because nothing references them any more (migration 011). */
+  bodies: number;
 }
 
 export class Pruner {
@@ -52,14 +59,15 @@ export class Pruner {
     const { executor, clock } = this.options;
     const limit = this.options.batch ?? 5_000;
     const now = clock.now();
-    const drain = async (step: () => Promise<number>): Promise<number> => {
+    const drain = async (step: () => Promise<number>, max = limit): Promise<number> => {
       let total = 0;
       for (;;) {
         const n = await step();
         total += n;
-        if (n < limit) return total;
+        if (n < max) return total;
       }
     };
+    const bodyLimit = this.options.bodyBatch ?? 100;
     const result = {
       events: await drain(() =>
         executor.eventDeleteBefore({ before: now - this.options.eventRetentionMs, limit }),
@@ -69,8 +77,11 @@ export class Pruner {
       workflowRuns: await drain(() =>
         executor.workflowRunDeleteEnded({ before: now - this.options.eventRetentionMs, limit }),
       ),
+      // Last: the deletes above drop references, and what they left unreferenced goes now.
+      // Delivered and cancelled messages drop theirs too, between runs.
+      bodies: await drain(() => executor.bodyDeleteUnreferenced({ limit: bodyLimit }), bodyLimit),
     };
-    if (result.events + result.dlq + result.dedup + result.workflowRuns > 0) {
+    if (result.events + result.dlq + result.dedup + result.workflowRuns + result.bodies > 0) {
       this.options.logger.info(result, 'pruned expired records');
     }
     return result;

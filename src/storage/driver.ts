@@ -158,6 +158,18 @@ export interface SearchIndexUpdateParams {
   readOnlyTokenSealed?: string;
 }
 
+export interface BodyDeleteUnreferencedParams {
+  /** Most bodies deleted (one transaction); bodies can be 10 MiB each, so keep it small. */
+  limit: number;
+}
+
+/** What the shared `bodies` table holds (migration 011): bodies and their total length. */
+export interface BodyUsage {
+  count: number;
+  /** Sum of the bodies' lengths, bytes. */
+  bytes: number;
+}
+
 export interface DlqCountParams {
   accountId: string;
 }
@@ -654,6 +666,15 @@ export interface Executor {
   eventDeleteBefore(params: EventDeleteBeforeParams): Promise<number>;
 
   dlqInsertMany(params: DlqInsertManyParams): Promise<void>;
+
+  /**
+   * Deletes up to `limit` shared bodies that no message, event or DLQ entry references any
+   * more; returns how many. A body's last reference going does not delete it at once (the same
+   * transaction may reference it again), so the pruner calls this.
+   */
+  bodyDeleteUnreferenced(params: BodyDeleteUnreferencedParams): Promise<number>;
+  /** How many shared bodies are stored, and their bytes (tests, the security doc's figures). */
+  bodyUsage(): Promise<BodyUsage>;
   dlqGet(params: DlqGetParams): Promise<DlqEntry | undefined>;
   /** Newest first. */
   dlqList(params: DlqListParams): Promise<Page<DlqEntry>>;

@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe } from 'vitest';
 import type { Driver, Executor } from '../driver.js';
 import { accountCases } from './account-cases.js';
 import { bodyCutCases } from './body-cut-cases.js';
+import { sharedBodyCases } from './shared-body-cases.js';
 import { bulkCancelCases } from './bulk-cancel-cases.js';
 import { claimLimitCases } from './claim-limit-cases.js';
 import { dedupCases } from './dedup-cases.js';
@@ -77,6 +78,7 @@ export function runDriverConformance(
     describe('transactions', () => transactionCases(ctx));
     describe('events', () => eventCases(ctx));
     describe('list body cuts', () => bodyCutCases(ctx));
+    describe('bodies stored once', () => sharedBodyCases(ctx));
     describe('dead-letter queue', () => dlqCases(ctx));
     describe('deduplication', () => dedupCases(ctx));
     describe('URL groups', () => urlGroupCases(ctx));

@@ -13,6 +13,11 @@ import { unnestInsert } from './postgres-batch.js';
 import { newBinder } from './postgres-bind.js';
 import { type Db } from './postgres-rows.js';
 import { type DlqRow, dlqMessageJson, dlqFromRow } from '../sql/rows.js';
+import { inlineBody, sharedBodyId } from '../sql/bodies.js';
+import { withBodies } from './postgres-bodies.js';
+
+/** A cut longer than any body: the list reads bodies whole. */
+const WHOLE = 2_147_483_647;
 
 const json = (value: unknown): string | undefined =>
   value === undefined ? undefined : JSON.stringify(value);
@@ -37,11 +42,12 @@ export const insertDlqEntries = unnestInsert<DlqEntry>('dlq', [
   { name: 'response_body', type: 'bytea', value: (d) => d.responseBody },
   { name: 'error', type: 'text', value: (d) => d.error },
   { name: 'message', type: 'text', value: (d) => dlqMessageJson(d.message) },
-  { name: 'body', type: 'bytea', value: (d) => d.message.body },
+  { name: 'body', type: 'bytea', value: (d) => inlineBody(d.message.body) },
+  { name: 'body_id', type: 'text', value: (d) => sharedBodyId(d.message.body) },
 ]);
 
 const ENTRY_COLUMNS = `dlq_id, created_at, expires_at, response_status, response_header,
-  response_body, error, message, body`;
+  response_body, error, message, body, body_id`;
 
 export async function dlqGet(db: Db, p: DlqGetParams): Promise<DlqEntry | undefined> {
   const [row] = await db.unsafe<DlqRow[]>(
@@ -49,7 +55,9 @@ export async function dlqGet(db: Db, p: DlqGetParams): Promise<DlqEntry | undefi
     [p.accountId, p.dlqId],
     { prepare: true },
   );
-  return row && dlqFromRow(row);
+  if (!row) return undefined;
+  const [whole] = await withBodies(db, [row]);
+  return whole && dlqFromRow(whole);
 }
 
 /** Newest first by `dlq_id` (ids sort by creation time); the cursor is the last returned id. */
@@ -71,15 +79,15 @@ export async function dlqList(db: Db, p: DlqListParams): Promise<Page<DlqEntry>>
   ];
   if (p.cursor !== undefined) where.push(`dlq_id < ${bind(p.cursor)}`);
   // Bodies are cut in SQL (substring() fetches only the slice of an out-of-line bytea).
-  const cut = bind(p.bodyCut ?? 2_147_483_647);
+  const cut = bind(p.bodyCut ?? WHOLE);
   const text = `SELECT dlq_id, created_at, expires_at, response_status, response_header, error,
       message, substring(response_body from 1 for ${cut}) AS response_body,
       octet_length(response_body) AS response_body_size,
-      substring(body from 1 for ${cut}) AS body, octet_length(body) AS body_size
+      substring(body from 1 for ${cut}) AS body, octet_length(body) AS body_size, body_id
     FROM dlq WHERE ${where.join(' AND ')}
     ORDER BY dlq_id DESC LIMIT ${bind(p.count + 1)}`;
   const rows = await db.unsafe<DlqRow[]>(text, params);
-  const items = rows.slice(0, p.count).map(dlqFromRow);
+  const items = (await withBodies(db, rows.slice(0, p.count), p.bodyCut ?? WHOLE)).map(dlqFromRow);
   const last = items[items.length - 1];
   return rows.length > p.count && last ? { items, cursor: last.dlqId } : { items };
 }
@@ -114,5 +122,5 @@ export async function dlqEvictOldest(db: Db, p: DlqEvictOldestParams): Promise<D
     [p.accountId, p.maxSize],
     { prepare: true },
   );
-  return rows.map(dlqFromRow).sort((a, b) => (a.dlqId < b.dlqId ? -1 : 1));
+  return (await withBodies(db, rows)).map(dlqFromRow).sort((a, b) => (a.dlqId < b.dlqId ? -1 : 1));
 }

@@ -8,6 +8,7 @@ import type { DlqEntry, EventRecord, Message } from '../../core/types.js';
 
 const isGated = (m: Message): boolean => gateOf(m) !== undefined;
 import type {
+  BodyUsage,
   DlqInsertManyParams,
   Driver,
   EventInsertManyParams,
@@ -19,6 +20,9 @@ import type {
   WorkflowStepAppendParams,
 } from '../driver.js';
 import * as accounts from './postgres-accounts.js';
+import * as bodies from './postgres-bodies.js';
+import { storeBodies } from './postgres-bodies.js';
+import { bodiesToStore, type BodyToStore, inlineBytes } from '../sql/bodies.js';
 import { chunkByBytes } from './postgres-batch.js';
 import * as dedup from './postgres-dedup.js';
 import * as dlq from './postgres-dlq.js';
@@ -119,23 +123,33 @@ class PostgresExecutor implements Executor {
   searchIndexUpdate = this.op(management.searchIndexUpdate);
 
   async messageInsertMany(p: MessageInsertManyParams): Promise<void> {
-    if (!p.messages.some(isGated)) {
+    const shared = bodiesToStore(p.messages.map((m) => m.body));
+    if (!p.messages.some(isGated) && shared.length === 0) {
       await this.track(
         this.writeInChunks(p.messages, (m) => m.body.byteLength, messages.insertMessages),
       );
       return;
     }
-    // Gated messages need their gate rows first (created or updated in the same transaction).
+    // Shared bodies and gate rows first (created or updated in the same transaction).
     await this.track(
       // Inside a caller's transaction (the publisher's), as part of it: see transactional().
       transactional(this.db, async (tx) => {
+        const stored = storeBodies(tx, shared);
+        if (!p.messages.some(isGated)) {
+          await stored;
+          for (const chunk of chunkByBytes(p.messages, (m) => inlineBytes(m.body))) {
+            await messages.insertMessages(tx, chunk);
+          }
+          return;
+        }
         const { gated, gateWrites } = await flowGates.enterGates(tx, p.messages);
         const plain = p.messages.filter((m) => !isGated(m));
         const inserts = async (): Promise<void> => {
-          for (const chunk of chunkByBytes(plain, (m) => m.body.byteLength)) {
+          await stored;
+          for (const chunk of chunkByBytes(plain, (m) => inlineBytes(m.body))) {
             await messages.insertMessages(tx, chunk);
           }
-          for (const chunk of chunkByBytes(gated, (g) => g.message.body.byteLength)) {
+          for (const chunk of chunkByBytes(gated, (g) => inlineBytes(g.message.body))) {
             await messages.insertGatedMessages(tx, chunk);
           }
         };
@@ -155,6 +169,10 @@ class PostgresExecutor implements Executor {
   messageDeleteMany = this.op(messages.messageDeleteMany);
   messageCountInFlight = this.op(messages.messageCountInFlight);
   messageCountByState = this.op(stats.messageCountByState);
+  bodyDeleteUnreferenced = this.op(bodies.bodyDeleteUnreferenced);
+  bodyUsage(): Promise<BodyUsage> {
+    return this.track(bodies.bodyUsage(this.db));
+  }
   dlqCountAll(): Promise<number> {
     return this.track(stats.dlqCountAll(this.db));
   }
@@ -168,16 +186,18 @@ class PostgresExecutor implements Executor {
 
   async eventInsertMany(p: EventInsertManyParams): Promise<void> {
     const bytes = (e: EventRecord): number =>
-      (e.body?.byteLength ?? 0) + (e.responseBody?.byteLength ?? 0);
-    await this.track(this.writeInChunks(p.events, bytes, events.insertEvents));
+      inlineBytes(e.body) + (e.responseBody?.byteLength ?? 0);
+    const shared = bodiesToStore(p.events.map((e) => e.body));
+    await this.track(this.writeWithBodies(shared, p.events, bytes, events.insertEvents));
   }
   eventList = this.op(events.eventList);
   eventDeleteBefore = this.op(events.eventDeleteBefore);
 
   async dlqInsertMany(p: DlqInsertManyParams): Promise<void> {
     const bytes = (d: DlqEntry): number =>
-      d.message.body.byteLength + (d.responseBody?.byteLength ?? 0);
-    await this.track(this.writeInChunks(p.entries, bytes, dlq.insertDlqEntries));
+      inlineBytes(d.message.body) + (d.responseBody?.byteLength ?? 0);
+    const shared = bodiesToStore(p.entries.map((d) => d.message.body));
+    await this.track(this.writeWithBodies(shared, p.entries, bytes, dlq.insertDlqEntries));
   }
   dlqGet = this.op(dlq.dlqGet);
   dlqList = this.op(dlq.dlqList);
@@ -231,6 +251,20 @@ class PostgresExecutor implements Executor {
     // `this.db` is read at call time, so the order in which fields and constructor parameter
     // properties are initialized does not matter.
     return (params) => this.track(operation(this.db, params));
+  }
+
+  /** Like `writeInChunks`, with the rows' shared bodies stored first in the same transaction. */
+  private async writeWithBodies<T>(
+    shared: readonly BodyToStore[],
+    items: readonly T[],
+    bytes: (item: T) => number,
+    write: (db: Db, chunk: readonly T[]) => Promise<void>,
+  ): Promise<void> {
+    if (shared.length === 0) return this.writeInChunks(items, bytes, write);
+    await transactional(this.db, async (tx) => {
+      await storeBodies(tx, shared);
+      for (const chunk of chunkByBytes(items, bytes)) await write(tx, chunk);
+    });
   }
 
   /**

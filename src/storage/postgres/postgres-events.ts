@@ -7,6 +7,11 @@ import { unnestInsert } from './postgres-batch.js';
 import { newBinder } from './postgres-bind.js';
 import { type Db } from './postgres-rows.js';
 import { type EventRow, eventFromRow } from '../sql/rows.js';
+import { inlineOptionalBody, sharedBodyId } from '../sql/bodies.js';
+import { withBodies } from './postgres-bodies.js';
+
+/** A cut longer than any body: the list reads bodies whole. */
+const WHOLE = 2_147_483_647;
 
 const json = (value: unknown): string | undefined =>
   value === undefined ? undefined : JSON.stringify(value);
@@ -30,13 +35,14 @@ export const insertEvents = unnestInsert<EventRecord>('events', [
   { name: 'retried', type: 'integer', value: (e) => e.retried },
   { name: 'max_retries', type: 'integer', value: (e) => e.maxRetries },
   { name: 'header', type: 'text', value: (e) => json(e.header) },
-  { name: 'body', type: 'bytea', value: (e) => e.body },
+  { name: 'body', type: 'bytea', value: (e) => inlineOptionalBody(e.body) },
   { name: 'error', type: 'text', value: (e) => e.error },
   { name: 'next_delivery_time', type: 'bigint', value: (e) => e.nextDeliveryTime },
   { name: 'response_status', type: 'integer', value: (e) => e.responseStatus },
   { name: 'response_header', type: 'text', value: (e) => json(e.responseHeader) },
   { name: 'response_body', type: 'bytea', value: (e) => e.responseBody },
   { name: 'body_redacted', type: 'text', value: (e) => e.bodyRedacted },
+  { name: 'body_id', type: 'text', value: (e) => e.body && sharedBodyId(e.body) },
 ]);
 
 /** Every column but header/body, which the list takes from the CREATED event when missing. */
@@ -87,7 +93,7 @@ export async function eventList(db: Db, p: EventListParams): Promise<Page<EventR
   }
   // Bodies are cut in SQL: substring() of an out-of-line bytea fetches only the slice it needs
   // and octet_length() reads the stored length, so a list never loads a whole large body.
-  const cut = bind(p.bodyCut ?? 2_147_483_647);
+  const cut = bind(p.bodyCut ?? WHOLE);
   const text = `
     SELECT ${LIST_COLUMNS},
       substring(e.response_body from 1 for ${cut}) AS response_body,
@@ -95,19 +101,22 @@ export async function eventList(db: Db, p: EventListParams): Promise<Page<EventR
       COALESCE(e.header, c.header) AS header,
       COALESCE(substring(e.body from 1 for ${cut}), c.body) AS body,
       COALESCE(octet_length(e.body), c.body_size) AS body_size,
-      COALESCE(e.body_redacted, c.body_redacted) AS body_redacted
+      COALESCE(e.body_redacted, c.body_redacted) AS body_redacted,
+      COALESCE(e.body_id, c.body_id) AS body_id
     FROM (
       SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT ${bind(p.count + 1)}
     ) e
     LEFT JOIN LATERAL (
       SELECT header, substring(body from 1 for ${cut}) AS body, octet_length(body) AS body_size,
-        body_redacted FROM events
+        body_redacted, body_id FROM events
       WHERE message_id = e.message_id AND state = 'CREATED' AND e.state <> 'CREATED'
       ORDER BY id LIMIT 1
     ) c ON true
     ORDER BY e.id DESC`;
   const rows = await db.unsafe<EventRow[]>(text, params);
-  const items = rows.slice(0, p.count).map(eventFromRow);
+  const items = (await withBodies(db, rows.slice(0, p.count), p.bodyCut ?? WHOLE)).map(
+    eventFromRow,
+  );
   const last = items[items.length - 1];
   return rows.length > p.count && last ? { items, cursor: String(last.id) } : { items };
 }

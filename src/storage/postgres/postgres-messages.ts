@@ -22,6 +22,8 @@ import { PARKED_DUE_AT } from '../../core/flow-control.js';
 import { type GatedMessage, gatedDueAt, touchGates } from './postgres-flow-gates.js';
 import type { MessageCountInFlightParams } from '../driver.js';
 import type { Column } from './postgres-batch.js';
+import { inlineBody, sharedBodyId } from '../sql/bodies.js';
+import { withBodies } from './postgres-bodies.js';
 
 const MESSAGE_COLUMNS: Column<Message>[] = [
   { name: 'id', type: 'text', value: (m) => m.id },
@@ -42,7 +44,8 @@ const MESSAGE_COLUMNS: Column<Message>[] = [
   { name: 'created_at', type: 'bigint', value: (m) => m.createdAt },
   { name: 'due_at', type: 'bigint', value: (m) => m.dueAt },
   { name: 'spec', type: 'text', value: (m) => JSON.stringify(m.spec) },
-  { name: 'body', type: 'bytea', value: (m) => m.body },
+  { name: 'body', type: 'bytea', value: (m) => inlineBody(m.body) },
+  { name: 'body_id', type: 'text', value: (m) => sharedBodyId(m.body) },
 ];
 
 export const insertMessages = unnestInsert<Message>('messages', MESSAGE_COLUMNS);
@@ -69,7 +72,9 @@ export const insertGatedMessages = unnestInsert<GatedMessage>(
 export async function messageGet(db: Db, p: MessageGetParams): Promise<Message | undefined> {
   const [row] = await db<MessageRow[]>`
     SELECT * FROM messages WHERE account_id = ${p.accountId} AND id = ${p.id}`;
-  return row && messageFromRow(row);
+  if (!row) return undefined;
+  const [whole] = await withBodies(db, [row]);
+  return whole && messageFromRow(whole);
 }
 
 /**
@@ -97,7 +102,7 @@ export async function messageClaimDue(db: Db, p: MessageClaimDueParams): Promise
       RETURNING m.*, c.due_at AS claimed_due_at
     )
     SELECT * FROM claimed ORDER BY claimed_due_at, id`;
-  return rows.map(toClaimedMessage);
+  return (await withBodies(db, rows)).map(toClaimedMessage);
 }
 
 /**
@@ -183,8 +188,12 @@ export async function messageClaimDueLimited(
   // savepoint is needed (the lock is released with the transaction either way).
   const rows = await transactional(db, claim);
   // The one summary row carries `at_limit`; with nothing claimed its message columns are NULL.
+  const claimed = await withBodies(
+    db,
+    rows.filter((row) => row.id !== null),
+  );
   return {
-    messages: rows.filter((row) => row.id !== null).map(toClaimedMessage),
+    messages: claimed.map(toClaimedMessage),
     atLimit: rows[0]?.at_limit ?? [],
   };
 }
@@ -319,7 +328,8 @@ export async function messageDeleteMany(db: Db, p: MessageDeleteManyParams): Pro
     db,
     rows.flatMap((r) => (r.gate_id === null ? [] : [String(r.gate_id)])),
   );
-  return rows
+  // The deleted rows' shared bodies are still stored: the pruner deletes them later.
+  return (await withBodies(db, rows))
     .map(messageFromRow)
     .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }

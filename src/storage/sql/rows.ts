@@ -62,6 +62,8 @@ export interface MessageRow {
   lease_token: string | null;
   spec: string;
   body: Buffer;
+  /** The shared body (migration 011) when the body is not inline; `body` is then empty. */
+  body_id?: string | null;
   /** Set while the message waits in its gate's wait list (migration 005). */
   wait_due_at?: Int8 | null;
 }
@@ -86,6 +88,8 @@ export interface EventRow {
   /** The row's own header, or the CREATED event's (joined by the list query). */
   header: string | null;
   body: Buffer | null;
+  /** The shared body (migration 011) when the body is not inline; `body` is then NULL. */
+  body_id?: string | null;
   /** Likewise. */
   body_redacted: string | null;
   error: string | null;
@@ -119,6 +123,8 @@ export interface DlqRow {
   /** The Message as JSON, without its body (stored in `body`). */
   message: string;
   body: Buffer;
+  /** The shared body (migration 011) when the body is not inline; `body` is then empty. */
+  body_id?: string | null;
   /** The whole lengths of `body` and `response_body` when a list cut them (else absent). */
   body_size?: Int8 | null;
   response_body_size?: Int8 | null;

@@ -30,6 +30,8 @@ import type { ManagementUser, SearchIndex, UsageBucket } from '../../core/manage
 import type {
   AccountDeleteParams,
   AccountGetParams,
+  BodyDeleteUnreferencedParams,
+  BodyUsage,
   AccountListParams,
   AccountUpdateParams,
   DlqCountParams,
@@ -261,6 +263,12 @@ export class SqliteExecutor implements Executor {
   }
   dlqCount(p: DlqCountParams): Promise<number> {
     return this.scope.run(() => this.ops.management.dlqCount(p), READ_ONLY);
+  }
+  bodyDeleteUnreferenced(p: BodyDeleteUnreferencedParams): Promise<number> {
+    return this.scope.run(() => this.ops.bodies.deleteUnreferenced(p.limit));
+  }
+  bodyUsage(): Promise<BodyUsage> {
+    return this.scope.run(() => this.ops.bodies.usage(), READ_ONLY);
   }
   dlqCountAll(): Promise<number> {
     return this.scope.run(() => this.ops.stats.dlqCountAll(), READ_ONLY);

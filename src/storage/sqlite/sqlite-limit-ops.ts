@@ -23,7 +23,11 @@ export class SqliteLimitOps {
    */
   private readonly counters = new Map<string, WindowCount>();
 
-  constructor(private readonly statements: SqliteStatements) {}
+  constructor(
+    private readonly statements: SqliteStatements,
+    /** Puts the shared bodies into rows (SqliteOps.withBodies). */
+    private readonly withBodies: (rows: DlqRow[]) => DlqRow[],
+  ) {}
 
   /** The size comes from `dlq_sizes` (kept by triggers, migration 006), not from a count. */
   dlqEvictOldest({ accountId, maxSize }: DlqEvictOldestParams): DlqEntry[] {
@@ -38,7 +42,9 @@ export class SqliteLimitOps {
           'ORDER BY dlq_id LIMIT ?) RETURNING *',
       )
       .all(accountId, excess) as DlqRow[];
-    return rows.map(dlqFromRow).sort((a, b) => (a.dlqId < b.dlqId ? -1 : 1));
+    return this.withBodies(rows)
+      .map(dlqFromRow)
+      .sort((a, b) => (a.dlqId < b.dlqId ? -1 : 1));
   }
 
   rateCounterIncrement(p: RateCounterIncrementParams): RateCounterIncrementResult {

@@ -87,6 +87,8 @@ import { SqliteFlowGateOps } from './sqlite-flow-gates.js';
 import { SqliteStatsOps } from './sqlite-stats.js';
 import { gateOf, PARKED_DUE_AT } from '../../core/flow-control.js';
 import { SqliteStatements, type Statement } from './sqlite-statements.js';
+import { SqliteBodyOps } from './sqlite-bodies.js';
+import { bodiesToStore, bodyIdsOf, fillBodies, rememberBodyId } from '../sql/bodies.js';
 
 const MESSAGE_FILTER: FilterColumns = { messageId: 'id', time: 'created_at' };
 const EVENT_FILTER: FilterColumns = {
@@ -117,15 +119,18 @@ const placeholders = (n: number): string => Array.from({ length: n }, () => '?')
 // Hot-path SQL texts, built once: the statement cache is keyed by the text.
 const INSERT_ACCOUNT = `INSERT INTO accounts (${ACCOUNT_COLUMNS}) VALUES (${placeholders(11)})`;
 const SELECT_ACCOUNT = `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = ?`;
-const INSERT_MESSAGE = `INSERT INTO messages (${MESSAGE_COLUMNS}) VALUES (${placeholders(20)})`;
+const INSERT_MESSAGE = `INSERT INTO messages (${MESSAGE_COLUMNS}) VALUES (${placeholders(21)})`;
 const INSERT_GATED_MESSAGE =
   `INSERT INTO messages (${MESSAGE_COLUMNS}, gate_id, gate_mode, wait_due_at) ` +
-  `VALUES (${placeholders(23)})`;
+  `VALUES (${placeholders(24)})`;
 /** Index of `due_at` in `messageParams`. */
 const DUE_AT_PARAM = 16;
 const CLAIM_ROW = `SELECT ${CLAIM_COLUMNS} FROM messages WHERE id = ?`;
-const INSERT_EVENT = `INSERT INTO events (${EVENT_COLUMNS}) VALUES (${placeholders(25)})`;
-const INSERT_DLQ = `INSERT INTO dlq (${DLQ_COLUMNS}) VALUES (${placeholders(20)})`;
+const INSERT_EVENT = `INSERT INTO events (${EVENT_COLUMNS}) VALUES (${placeholders(26)})`;
+const INSERT_DLQ = `INSERT INTO dlq (${DLQ_COLUMNS}) VALUES (${placeholders(21)})`;
+/** Index of `body` and `body_id` in a CLAIM_COLUMNS row. */
+const CLAIM_BODY = 9;
+const CLAIM_BODY_ID = 14;
 
 export class SqliteOps {
   private readonly statements: SqliteStatements;
@@ -147,13 +152,16 @@ export class SqliteOps {
   readonly flowGates: SqliteFlowGateOps;
   /** Bounded counts for the metrics gauges (`sqlite-stats.ts`). */
   readonly stats: SqliteStatsOps;
+  /** Shared bodies (`sqlite-bodies.ts`, migration 011). */
+  readonly bodies: SqliteBodyOps;
 
   constructor(db: Database.Database) {
     this.statements = new SqliteStatements(db);
+    this.bodies = new SqliteBodyOps(this.statements);
     this.management = new SqliteManagementOps(this.statements, this.leases);
     this.schedules = new SqliteScheduleOps(db);
     this.workflows = new SqliteWorkflowOps(db);
-    this.limits = new SqliteLimitOps(this.statements);
+    this.limits = new SqliteLimitOps(this.statements, (rows) => this.withBodies(rows));
     this.flowGates = new SqliteFlowGateOps(this.statements);
     this.stats = new SqliteStatsOps(this.statements, this.leases);
   }
@@ -232,6 +240,7 @@ export class SqliteOps {
   messageInsertMany({ messages }: MessageInsertManyParams): void {
     if (messages.length === 0) return;
     this.inTransaction(() => {
+      this.bodies.store(bodiesToStore(messages.map((m) => m.body)));
       const insert = this.stmt(INSERT_MESSAGE);
       for (const message of messages) {
         const gate = gateOf(message);
@@ -260,7 +269,9 @@ export class SqliteOps {
       id,
       accountId,
     );
-    return row === undefined ? undefined : this.withLease(messageFromRow(row as MessageRow));
+    if (row === undefined) return undefined;
+    const [whole] = this.withBodies([row as MessageRow]);
+    return whole && this.withLease(messageFromRow(whole));
   }
 
   /**
@@ -282,6 +293,12 @@ export class SqliteOps {
       if (this.leases.isLeased(id, now)) continue;
       const row = select.get(id) as unknown[] | undefined;
       if (!row) continue;
+      const bodyId = row[CLAIM_BODY_ID];
+      if (typeof bodyId === 'string') {
+        const body = this.bodies.load([bodyId], undefined).get(bodyId)?.bytes ?? Buffer.alloc(0);
+        rememberBodyId(body, bodyId);
+        row[CLAIM_BODY] = body;
+      }
       const leaseToken = newLeaseToken();
       this.leases.set(id, { token: leaseToken, until: leaseUntil });
       claimed.push(claimedFromColumns(row, leaseUntil, leaseToken));
@@ -367,7 +384,10 @@ export class SqliteOps {
       if (row.gate_id !== null) gates.add(row.gate_id);
     }
     this.flowGates.touch(gates);
-    return (rows as MessageRow[]).map(messageFromRow).sort(byCreatedAt);
+    // The deleted rows' shared bodies are still stored: the pruner deletes them later.
+    return this.withBodies(rows as MessageRow[])
+      .map(messageFromRow)
+      .sort(byCreatedAt);
   }
 
   // ---- events -----------------------------------------------------------------------------
@@ -375,6 +395,7 @@ export class SqliteOps {
   eventInsertMany({ events }: EventInsertManyParams): void {
     if (events.length === 0) return;
     this.inTransaction(() => {
+      this.bodies.store(bodiesToStore(events.map((e) => e.body)));
       const insert = this.stmt(INSERT_EVENT);
       for (const event of events) insert.run(...eventParams(event));
     });
@@ -404,7 +425,7 @@ export class SqliteOps {
       `COALESCE(substr(e.body, 1, ?), e.body, ` +
       `${fromCreated('ifnull(substr(c.body, 1, ?), c.body)')}) AS body, ` +
       `COALESCE(length(e.body), ${fromCreated('length(c.body)')}) AS body_size, ` +
-      `${created('body_redacted')} ` +
+      `${created('body_redacted')}, ${created('body_id')} ` +
       `FROM events e WHERE e.account_id = ? AND ${where}` +
       (before === undefined ? '' : ' AND e.id < ?') +
       ' ORDER BY e.id DESC LIMIT ?';
@@ -412,7 +433,9 @@ export class SqliteOps {
     const args = [cut, cut, cut, accountId, ...params];
     if (before !== undefined) args.push(before);
     const rows = this.dynamicStmt(sql).all(...args, count + 1) as EventRow[];
-    return page(rows.map(eventFromRow), count, (event) => String(event.id));
+    return page(this.withBodies(rows, bodyCut).map(eventFromRow), count, (event) =>
+      String(event.id),
+    );
   }
 
   eventDeleteBefore({ before, limit }: EventDeleteBeforeParams): number {
@@ -426,6 +449,7 @@ export class SqliteOps {
   dlqInsertMany({ entries }: DlqInsertManyParams): void {
     if (entries.length === 0) return;
     this.inTransaction(() => {
+      this.bodies.store(bodiesToStore(entries.map((d) => d.message.body)));
       const insert = this.stmt(INSERT_DLQ);
       for (const entry of entries) insert.run(...dlqParams(entry));
     });
@@ -436,7 +460,9 @@ export class SqliteOps {
       dlqId,
       accountId,
     );
-    return row === undefined ? undefined : dlqFromRow(row as DlqRow);
+    if (row === undefined) return undefined;
+    const [whole] = this.withBodies([row as DlqRow]);
+    return whole && dlqFromRow(whole);
   }
 
   /**
@@ -447,7 +473,8 @@ export class SqliteOps {
     const { where, params } = filterSql(filter, DLQ_FILTER);
     const sql =
       'SELECT dlq_id, created_at, expires_at, response_status, response_header, error, message, ' +
-      `${CUT_RESPONSE_BODY}, ifnull(substr(body, 1, ?), body) AS body, length(body) AS body_size ` +
+      `${CUT_RESPONSE_BODY}, ifnull(substr(body, 1, ?), body) AS body, length(body) AS body_size, ` +
+      'body_id ' +
       `FROM dlq WHERE account_id = ? AND ${where}` +
       (cursor === undefined ? '' : ' AND dlq_id < ?') +
       ' ORDER BY dlq_id DESC LIMIT ?';
@@ -455,7 +482,7 @@ export class SqliteOps {
     const args = [cut, cut, accountId, ...params];
     if (cursor !== undefined) args.push(cursor);
     const rows = this.dynamicStmt(sql).all(...args, count + 1) as DlqRow[];
-    return page(rows.map(dlqFromRow), count, (entry) => entry.dlqId);
+    return page(this.withBodies(rows, bodyCut).map(dlqFromRow), count, (entry) => entry.dlqId);
   }
 
   dlqDeleteMany({ accountId, dlqIds }: DlqDeleteManyParams): number {
@@ -531,6 +558,18 @@ export class SqliteOps {
       for (const lease of held) this.leases.delete(lease.id);
       return applied;
     });
+  }
+
+  /**
+   * Puts the shared bodies into rows read without them (see `fillBodies`): whole when `cut` is
+   * undefined, else cut like the lists' inline bodies.
+   */
+  withBodies<R extends { body_id?: string | null; body: Buffer | null }>(
+    rows: R[],
+    cut?: number,
+  ): R[] {
+    const ids = bodyIdsOf(rows);
+    return ids.length === 0 ? rows : fillBodies(rows, cut, this.bodies.load(ids, cut));
   }
 
   /** A leased message's `dueAt` is its lease expiry, as with a lease kept in the row. */

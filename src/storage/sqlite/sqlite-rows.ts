@@ -13,6 +13,7 @@ import type {
 } from '../../core/types.js';
 import { joinLabels, urlParts } from '../sql/filter.js';
 import { dlqMessageJson } from '../sql/rows.js';
+import { sharedBodyId } from '../sql/bodies.js';
 
 /** SQL NULL for an absent value (better-sqlite3 rejects `undefined` as a parameter). */
 const orNull = <T>(value: T | undefined): T | null => (value === undefined ? null : value);
@@ -26,6 +27,22 @@ const blob = (bytes: Uint8Array): Buffer =>
 
 const optionalBlob = (bytes: Uint8Array | undefined): Buffer | null =>
   bytes === undefined ? null : blob(bytes);
+
+const EMPTY = Buffer.alloc(0);
+
+/**
+ * The `body` and `body_id` parameters of a row: inline bytes, or an empty body and the id of
+ * the shared body (stored before the row, see sqlite-bodies.ts). `absent`: what an inline-less
+ * row holds in `body` (empty for NOT NULL columns, NULL for events).
+ */
+function bodyColumns(
+  bytes: Uint8Array | undefined,
+  absent: Buffer | null,
+): [Buffer | null, string | null] {
+  if (bytes === undefined) return [null, null];
+  const id = sharedBodyId(bytes);
+  return id === undefined ? [blob(bytes), null] : [absent, id];
+}
 
 // ---- accounts -----------------------------------------------------------------------------
 
@@ -54,7 +71,7 @@ export function accountParams(a: Account): unknown[] {
 export const MESSAGE_COLUMNS =
   'id, account_id, url, url_host, url_path, topic_name, endpoint_name, queue_name, schedule_id, ' +
   'labels, flow_control_key, caller_ip, retried, max_retries, not_before, created_at, due_at, ' +
-  'lease_token, spec, body';
+  'lease_token, spec, body, body_id';
 
 /**
  * What a claim reads of a message, in the order {@link claimedFromColumns} takes it: only the
@@ -63,7 +80,7 @@ export const MESSAGE_COLUMNS =
  */
 export const CLAIM_COLUMNS =
   'id, account_id, url, caller_ip, retried, max_retries, not_before, created_at, spec, body, ' +
-  'topic_name, endpoint_name, queue_name, schedule_id';
+  'topic_name, endpoint_name, queue_name, schedule_id, body_id';
 
 /** A claimed message from a {@link CLAIM_COLUMNS} row (the same as `messageFromRow` gives). */
 export function claimedFromColumns(
@@ -117,7 +134,7 @@ export function messageParams(m: Message): unknown[] {
     m.dueAt,
     null, // lease_token: a new message is not leased
     JSON.stringify(m.spec),
-    blob(m.body),
+    ...bodyColumns(m.body, EMPTY),
   ];
 }
 
@@ -132,11 +149,12 @@ export const EVENT_COLUMNS =
   'account_id, message_id, time, state, url, url_host, url_path, method, topic_name, ' +
   'endpoint_name, queue_name, schedule_id, labels, flow_control_key, caller_ip, retried, ' +
   'max_retries, header, body, error, next_delivery_time, response_status, response_header, ' +
-  'response_body, body_redacted';
+  'response_body, body_redacted, body_id';
 
 /** The insert parameters; `event.id` is ignored (the store assigns it). */
 export function eventParams(e: EventRecord): unknown[] {
   const { host, path } = urlParts(e.url);
+  const [body, bodyId] = bodyColumns(e.body, null);
   return [
     e.accountId,
     e.messageId,
@@ -156,13 +174,14 @@ export function eventParams(e: EventRecord): unknown[] {
     e.retried,
     e.maxRetries,
     json(e.header),
-    optionalBlob(e.body),
+    body,
     orNull(e.error),
     orNull(e.nextDeliveryTime),
     orNull(e.responseStatus),
     json(e.responseHeader),
     optionalBlob(e.responseBody),
     orNull(e.bodyRedacted),
+    bodyId,
   ];
 }
 
@@ -171,7 +190,7 @@ export function eventParams(e: EventRecord): unknown[] {
 export const DLQ_COLUMNS =
   'dlq_id, account_id, message_id, created_at, expires_at, url, url_host, url_path, ' +
   'topic_name, queue_name, schedule_id, labels, flow_control_key, caller_ip, response_status, ' +
-  'response_header, response_body, error, message, body';
+  'response_header, response_body, error, message, body, body_id';
 
 export function dlqParams(d: DlqEntry): unknown[] {
   const m = d.message;
@@ -196,6 +215,6 @@ export function dlqParams(d: DlqEntry): unknown[] {
     optionalBlob(d.responseBody),
     orNull(d.error),
     dlqMessageJson(m),
-    blob(m.body),
+    ...bodyColumns(m.body, EMPTY),
   ];
 }
