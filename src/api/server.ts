@@ -26,6 +26,7 @@ import { workflowEventRoutes } from './routes/workflow-events.js';
 import { workflowRoutes } from './routes/workflows.js';
 import { flowControlRoutes } from './routes/flow-control.js';
 import { queueRoutes } from './routes/queues.js';
+import { usageRoutes, type UsageReadOptions } from './routes/usage.js';
 
 export interface ServerOptions {
   /** Largest request body accepted at all, in bytes (the largest plan's max_message_size). */
@@ -35,6 +36,8 @@ export interface ServerOptions {
   ops: OpsOptions;
   /** Serve the web console at `/console` (`--no-console` turns it off). */
   console?: boolean;
+  /** `GET /v2/usage` and `/v2/usage/now`: the token's own metering (routes/usage.ts). */
+  usage?: UsageReadOptions;
 }
 
 /** What every Ferry server serves besides its API: `/health`, `/ready`, maybe `/metrics`. */
@@ -96,10 +99,21 @@ function baseServer(logger: Logger, bodyLimit: number, ops: OpsOptions): Fastify
   return app;
 }
 
-/** The management API alone, for `--mgmt-port`. */
-export function buildManagementServer(ctx: MgmtContext, ops: OpsOptions): FastifyInstance {
+/**
+ * The management API alone, for `--mgmt-port`; with `console`, the web console too (the
+ * console on the main port cannot call another origin under its CSP, so management sign-in
+ * happens on this port).
+ */
+export function buildManagementServer(
+  ctx: MgmtContext,
+  ops: OpsOptions,
+  console?: { headerPrefix: string },
+): FastifyInstance {
   const app = baseServer(ctx.logger, MGMT_BODY_LIMIT, ops);
   registerManagement(app, ctx);
+  if (console) {
+    registerConsole(app, { headerPrefix: console.headerPrefix, messaging: false, management: true });
+  }
   return app;
 }
 
@@ -121,7 +135,13 @@ const PUBLISH_ROUTES = new Set(['/v2/publish/*', '/v2/enqueue/:queue/*', '/v2/ba
 export function buildServer(ctx: ApiContext, options: ServerOptions): FastifyInstance {
   const app = baseServer(ctx.logger, options.bodyLimit, options.ops);
   if (options.management) registerManagement(app, options.management);
-  if (options.console) registerConsole(app, { headerPrefix: ctx.prefix });
+  if (options.console) {
+    registerConsole(app, {
+      headerPrefix: ctx.prefix,
+      messaging: true,
+      management: options.management !== undefined,
+    });
+  }
 
   void app.register((messaging, _opts, done) => {
     messaging.decorateRequest('account');
@@ -148,6 +168,7 @@ export function buildServer(ctx: ApiContext, options: ServerOptions): FastifyIns
     workflowEventRoutes(messaging, ctx);
     flowControlRoutes(messaging, ctx);
     queueRoutes(messaging, ctx);
+    if (options.usage) usageRoutes(messaging, ctx, options.usage);
     done();
   });
   return app;

@@ -427,6 +427,8 @@ export interface MessageCountInFlightParams {
 
 export interface MessageCountByStateParams {
   now: number;
+  /** Only this account's messages (the console's overview); absent: every account's. */
+  accountId?: string;
   /**
    * Each count stops at this many rows: the gauges of `/metrics` read them at every scrape, and
    * a count must not become a scan of a large backlog. A count equal to `limit` means "at least".
