@@ -26,6 +26,7 @@ import { workflowEventRoutes } from './routes/workflow-events.js';
 import { workflowRoutes } from './routes/workflows.js';
 import { flowControlRoutes } from './routes/flow-control.js';
 import { queueRoutes } from './routes/queues.js';
+import { messageListRoute } from './routes/message-list.js';
 import { usageRoutes, type UsageReadOptions } from './routes/usage.js';
 
 export interface ServerOptions {
@@ -168,6 +169,7 @@ export function buildServer(ctx: ApiContext, options: ServerOptions): FastifyIns
     workflowEventRoutes(messaging, ctx);
     flowControlRoutes(messaging, ctx);
     queueRoutes(messaging, ctx);
+    messageListRoute(messaging, ctx);
     if (options.usage) usageRoutes(messaging, ctx, options.usage);
     done();
   });

@@ -149,6 +149,7 @@ class PostgresExecutor implements Executor {
   messageReleaseMany = this.op(messages.messageReleaseMany);
   messageDeleteMany = this.op(messages.messageDeleteMany);
   messageCountInFlight = this.op(messages.messageCountInFlight);
+  messageList = this.op(messages.messageList);
   messageCountByState = this.op(stats.messageCountByState);
   dlqCountAll(): Promise<number> {
     return this.track(stats.dlqCountAll(this.db));
