@@ -36,6 +36,8 @@ describe.each(STORAGES)('on %s', (storage) => {
     await receiver.close();
   });
 
+  const mine = (path: string, init?: RequestInit): Promise<Response> => t.api(path, init);
+
   const publish = async (
     api: (path: string, init?: RequestInit) => Promise<Response>,
     headers: Record<string, string>,
@@ -60,36 +62,36 @@ describe.each(STORAGES)('on %s', (storage) => {
     for (let i = 0; i < 5; i++) {
       clock.set(T0 + i * 1000);
       ids.push(
-        await publish(t.api, { 'Svc-Delay': '1h', 'Svc-Label': i % 2 === 0 ? 'even' : 'odd' }),
+        await publish(mine, { 'Svc-Delay': '1h', 'Svc-Label': i % 2 === 0 ? 'even' : 'odd' }),
       );
     }
-    const first = await list(t.api, 'count=2');
+    const first = await list(mine, 'count=2');
     expect(first.messages.map((m) => m.messageId)).toEqual([ids[4], ids[3]]);
     expect(first.cursor).toBeDefined();
-    const second = await list(t.api, `count=2&cursor=${first.cursor ?? ''}`);
+    const second = await list(mine, `count=2&cursor=${first.cursor ?? ''}`);
     expect(second.messages.map((m) => m.messageId)).toEqual([ids[2], ids[1]]);
-    const third = await list(t.api, `count=2&cursor=${second.cursor ?? ''}`);
+    const third = await list(mine, `count=2&cursor=${second.cursor ?? ''}`);
     expect(third.messages.map((m) => m.messageId)).toEqual([ids[0]]);
     expect(third.cursor).toBeUndefined();
 
-    const even = await list(t.api, 'label=even');
+    const even = await list(mine, 'label=even');
     expect(even.messages.map((m) => m.messageId)).toEqual([ids[4], ids[2], ids[0]]);
     expect(even.messages[0]?.notBefore).toBe(T0 + 4000 + 3_600_000);
 
     // A delivered message is final: not listed. A cancelled one neither.
     clock.set(T0 + 10_000);
-    const now = await publish(t.api, {});
-    expect((await list(t.api, '')).messages.map((m) => m.messageId)).toContain(now);
+    const now = await publish(mine, {});
+    expect((await list(mine, '')).messages.map((m) => m.messageId)).toContain(now);
     await t.ferry.engine.runOnce();
     await receiver.waitFor(1);
-    expect((await list(t.api, '')).messages.map((m) => m.messageId)).not.toContain(now);
+    expect((await list(mine, '')).messages.map((m) => m.messageId)).not.toContain(now);
     expect((await t.api(`/v2/messages/${ids[1] ?? ''}`, { method: 'DELETE' })).status).toBe(200);
-    expect((await list(t.api, 'label=odd')).messages.map((m) => m.messageId)).toEqual([ids[3]]);
+    expect((await list(mine, 'label=odd')).messages.map((m) => m.messageId)).toEqual([ids[3]]);
   });
 
   it('GET /v2/messages cuts long bodies, refuses bad parameters and is per account', async () => {
-    const id = await publish(t.api, { 'Svc-Delay': '1h' }, 'x'.repeat(1000));
-    const cut = await list(t.api, 'bodyCut=10');
+    const id = await publish(mine, { 'Svc-Delay': '1h' }, 'x'.repeat(1000));
+    const cut = await list(mine, 'bodyCut=10');
     expect(cut.messages[0]).toMatchObject({ messageId: id, body: 'x'.repeat(10), bodySize: 1000 });
 
     for (const bad of ['count=0', 'count=101', 'bogus=1', 'bodyCut=-1']) {
@@ -104,15 +106,15 @@ describe.each(STORAGES)('on %s', (storage) => {
     expect((await list(otherApi, '')).messages).toEqual([]);
     expect((await otherApi(`/v2/messages/${id}`)).status).toBe(404);
     const theirs = await publish(otherApi, { 'Svc-Delay': '1h' });
-    expect((await list(t.api, '')).messages.map((m) => m.messageId)).toEqual([id]);
+    expect((await list(mine, '')).messages.map((m) => m.messageId)).toEqual([id]);
     expect((await list(otherApi, '')).messages.map((m) => m.messageId)).toEqual([theirs]);
   });
 
   it('GET /v2/usage and /v2/usage/now read only the token’s account', async () => {
     const failing = await startReceiver(() => ({ status: 500 }));
     try {
-      await publish(t.api, {});
-      await publish(t.api, { 'Svc-Delay': '1h' });
+      await publish(mine, {});
+      await publish(mine, { 'Svc-Delay': '1h' });
       const res = await t.api(`/v2/publish/${failing.url}/f`, {
         method: 'POST',
         headers: { 'Svc-Retries': '0' },

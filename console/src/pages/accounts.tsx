@@ -13,7 +13,6 @@ import {
   ErrorBox,
   Field,
   Loading,
-  Notice,
   PageHeader,
 } from '../components';
 import { formatTime } from '../format';

@@ -22,6 +22,7 @@ import {
 } from '../components';
 import { FilterForm, toQuery, useUrlQuery } from '../filters';
 import { formatTime } from '../format';
+import { formRaw } from '../forms';
 import { consoleSettings } from '../settings';
 import type { DlqMessage, DlqPage as DlqList } from '../types';
 
@@ -87,7 +88,7 @@ function RetryOverrides(props: { value: Overrides; onChange: (next: Overrides) =
         onInput={(event) => {
           const form = new FormData(event.currentTarget);
           const next: Overrides = {};
-          for (const [name] of OVERRIDES) next[name] = String(form.get(name) ?? '');
+          for (const [name] of OVERRIDES) next[name] = formRaw(form, name);
           props.onChange(next);
         }}
         onSubmit={(event) => event.preventDefault()}
