@@ -231,10 +231,17 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
       management: config.mgmtPort === undefined ? management : undefined,
       ops: { ...ops, metrics: config.metricsPort === undefined ? metricsEndpoint : undefined },
       console: config.console,
+      usage: { plans: config.plans, flush: async () => void (await meter.runOnce()) },
     },
   );
   const mgmtServer =
-    config.mgmtPort === undefined ? undefined : buildManagementServer(management, ops);
+    config.mgmtPort === undefined
+      ? undefined
+      : buildManagementServer(
+          management,
+          ops,
+          config.console ? { headerPrefix: config.headerPrefix } : undefined,
+        );
   const opsServer =
     config.metricsPort === undefined
       ? undefined

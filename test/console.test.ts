@@ -405,7 +405,7 @@ describe('console', () => {
     await form.getByLabel('Label').fill('console-bulk');
     await form.getByRole('button', { name: 'Cancel matching messages' }).click();
     await form
-      .getByRole('group', { name: 'Cancel every waiting message with label=console-bulk?' })
+      .getByRole('group', { name: 'Cancel 2 waiting messages with label=console-bulk?' })
       .getByRole('button', { name: 'Yes, cancel them' })
       .click();
     await page.getByRole('status').getByText('Cancelled 2 messages.').waitFor();

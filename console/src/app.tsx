@@ -6,16 +6,21 @@ import { QueryClient, QueryClientProvider } from '@tanstack/preact-query';
 import { useEffect, useState } from 'preact/hooks';
 import { Link, Redirect, Route, Router, Switch, useLocation } from 'wouter-preact';
 import { setUnauthorizedHandler } from './api';
+import { AccountsPage, AccountUsagePage } from './pages/accounts';
 import { DlqEntryPage, DlqPage } from './pages/dlq';
+import { FlowControlPage } from './pages/flow-control';
 import { KeysPage } from './pages/keys';
 import { LogsPage } from './pages/logs';
 import { MessageLogPage } from './pages/message-log';
 import { MessagesPage } from './pages/messages';
-import { NotYetPage } from './pages/not-yet';
+import { NotFoundPage } from './pages/not-found';
+import { OverviewPage } from './pages/overview';
 import { PublishPage } from './pages/publish';
+import { QueuesPage } from './pages/queues';
 import { SchedulesPage } from './pages/schedules';
 import { SignIn } from './pages/sign-in';
 import { UrlGroupPage, UrlGroupsPage } from './pages/url-groups';
+import { UsagePage } from './pages/usage';
 import { WorkflowRunPage, WorkflowsPage } from './pages/workflows';
 import { forgetAll, loadCredential, type Credential } from './session';
 
@@ -41,12 +46,15 @@ const NAV = [
   ['Usage', '/usage'],
 ] as const;
 
-function Nav() {
+/** The navigation with management credentials. */
+const MANAGEMENT_NAV = [['Accounts', '/accounts']] as const;
+
+function Nav(props: { entries: readonly (readonly [string, string])[] }) {
   const [location] = useLocation();
   return (
     <nav class="nav" aria-label="Console">
       <ul>
-        {NAV.map(([name, path]) => (
+        {props.entries.map(([name, path]) => (
           <li key={path}>
             <Link
               href={path}
@@ -67,8 +75,9 @@ function Routes() {
   return (
     <Switch>
       <Route path="/">
-        <Redirect to="/logs" replace />
+        <Redirect to="/overview" replace />
       </Route>
+      <Route path="/overview" component={OverviewPage} />
       <Route path="/logs" component={LogsPage} />
       <Route path="/logs/:messageId">
         {(params: { messageId: string }) => <MessageLogPage messageId={params.messageId} />}
@@ -89,13 +98,28 @@ function Routes() {
       <Route path="/keys" component={KeysPage} />
       <Route path="/publish" component={PublishPage} />
       <Route path="/messages" component={MessagesPage} />
-      {NAV.map(([name, path]) => (
-        <Route key={path} path={path}>
-          <NotYetPage title={name} />
-        </Route>
-      ))}
+      <Route path="/queues" component={QueuesPage} />
+      <Route path="/flow-control" component={FlowControlPage} />
+      <Route path="/usage" component={UsagePage} />
+      <Route path="/accounts">
+        <NotFoundPage title="Accounts" management />
+      </Route>
       <Route>
-        <NotYetPage title="Not found" missing />
+        <NotFoundPage title="Not found" />
+      </Route>
+    </Switch>
+  );
+}
+
+function ManagementRoutes() {
+  return (
+    <Switch>
+      <Route path="/accounts" component={AccountsPage} />
+      <Route path="/accounts/:id">
+        {(params: { id: string }) => <AccountUsagePage id={params.id} />}
+      </Route>
+      <Route>
+        <Redirect to="/accounts" replace />
       </Route>
     </Switch>
   );
@@ -109,6 +133,7 @@ export function App() {
     setCredential(undefined);
   };
   useEffect(() => setUnauthorizedHandler(signOut), []);
+  const management = credential?.kind === 'management';
 
   return (
     <QueryClientProvider client={queryClient}>
@@ -116,17 +141,18 @@ export function App() {
         {credential ? (
           <div class="layout">
             <header class="topbar">
-              <Link href="/overview" class="brand">
+              <Link href={management ? '/accounts' : '/overview'} class="brand">
                 Ferry
               </Link>
+              {credential.kind === 'management' && (
+                <span class="muted signed-in-as">Signed in as {credential.email}</span>
+              )}
               <button type="button" class="sign-out" onClick={signOut}>
                 Sign out
               </button>
             </header>
-            <Nav />
-            <main class="content">
-              <Routes />
-            </main>
+            <Nav entries={management ? MANAGEMENT_NAV : NAV} />
+            <main class="content">{management ? <ManagementRoutes /> : <Routes />}</main>
           </div>
         ) : (
           <SignIn onSignedIn={setCredential} />

@@ -112,6 +112,8 @@ export function ConfirmButton(props: {
   confirmLabel?: string;
   onConfirm: () => void;
   disabled?: boolean;
+  /** The button's accessible name when its label alone is ambiguous (one per table row). */
+  name?: string;
 }) {
   const [asking, setAsking] = useState(false);
   if (!asking) {
@@ -119,6 +121,7 @@ export function ConfirmButton(props: {
       <button
         type="button"
         class="danger"
+        aria-label={props.name}
         disabled={props.disabled}
         onClick={() => setAsking(true)}
       >

@@ -4,7 +4,10 @@
  */
 const KEY = 'ferry.console.credential';
 
-export type Credential = { kind: 'token'; token: string };
+/** A messaging token (the messaging pages) or management credentials (the Accounts pages). */
+export type Credential =
+  | { kind: 'token'; token: string }
+  | { kind: 'management'; email: string; apiKey: string };
 
 export function loadCredential(): Credential | undefined {
   const text = sessionStorage.getItem(KEY);
@@ -25,6 +28,15 @@ export function forgetAll(): void {
   sessionStorage.clear();
 }
 
+/** Base64 of UTF-8 text (`btoa` alone takes Latin-1 only). */
+function base64Utf8(text: string): string {
+  let binary = '';
+  for (const byte of new TextEncoder().encode(text)) binary += String.fromCharCode(byte);
+  return btoa(binary);
+}
+
 export function authorization(credential: Credential): string {
-  return `Bearer ${credential.token}`;
+  return credential.kind === 'token'
+    ? `Bearer ${credential.token}`
+    : `Basic ${base64Utf8(`${credential.email}:${credential.apiKey}`)}`;
 }

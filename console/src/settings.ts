@@ -4,6 +4,10 @@ import { request } from './api';
 export interface ConsoleSettings {
   /** Header prefix of publish options (`Svc` → `Svc-Retries`). */
   headerPrefix: string;
+  /** This server serves the messaging API: token sign-in works here. */
+  messaging: boolean;
+  /** This server serves the management API: e-mail and API key sign-in works here. */
+  management: boolean;
 }
 
 let settings: Promise<ConsoleSettings> | undefined;

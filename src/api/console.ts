@@ -1,6 +1,7 @@
 /**
  * Serves the web console (`console/` at the repository root, built by `npm run build` into
- * `dist/console/`) at `/console` on the main port. The console is a client of the public HTTP
+ * `dist/console/`) at `/console` on the main port (and on
+ * the management port with `--mgmt-port`). The console is a client of the public HTTP
  * API only; this file just hands out its files.
  *
  * Hashed assets (`/console/assets/<name>-<hash>.js`) never change under a name, so they are cached
@@ -51,6 +52,10 @@ function secure(reply: FastifyReply): FastifyReply {
 export interface ConsoleSettings {
   /** Header prefix (`Svc`): the console builds publish and schedule headers with it. */
   headerPrefix: string;
+  /** This server serves the messaging API (token sign-in). */
+  messaging: boolean;
+  /** This server serves the management API (e-mail and API key sign-in). */
+  management: boolean;
 }
 
 /** Registers `/console` and everything under it. */

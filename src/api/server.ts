@@ -27,6 +27,8 @@ import { workflowEventRoutes } from './routes/workflow-events.js';
 import { workflowRoutes } from './routes/workflows.js';
 import { flowControlRoutes } from './routes/flow-control.js';
 import { queueRoutes } from './routes/queues.js';
+import { messageListRoute } from './routes/message-list.js';
+import { usageRoutes, type UsageReadOptions } from './routes/usage.js';
 
 export interface ServerOptions {
   /** Largest request body accepted at all, in bytes (the largest plan's max_message_size). */
@@ -36,6 +38,8 @@ export interface ServerOptions {
   ops: OpsOptions;
   /** Serve the web console at `/console` (`--no-console` turns it off). */
   console?: boolean;
+  /** `GET /v2/usage` and `/v2/usage/now`: the token's own metering (routes/usage.ts). */
+  usage?: UsageReadOptions;
 }
 
 /** What every Ferry server serves besides its API: `/health`, `/ready`, maybe `/metrics`. */
@@ -114,11 +118,22 @@ function baseServer(
   return app;
 }
 
-/** The management API alone, for `--mgmt-port`. */
-export function buildManagementServer(ctx: MgmtContext, ops: OpsOptions): FastifyInstance {
+/**
+ * The management API alone, for `--mgmt-port`; with `console`, the web console too (the
+ * console on the main port cannot call another origin under its CSP, so management sign-in
+ * happens on this port).
+ */
+export function buildManagementServer(
+  ctx: MgmtContext,
+  ops: OpsOptions,
+  console?: { headerPrefix: string },
+): FastifyInstance {
   return baseServer(ctx.logger, MGMT_BODY_LIMIT, ops, DEFAULT_PREFIX, (app) => {
     openApiRoute(app);
     registerManagement(app, ctx);
+    if (console) {
+      registerConsole(app, { headerPrefix: console.headerPrefix, messaging: false, management: true });
+    }
   });
 }
 
@@ -144,12 +159,18 @@ export function buildServer(ctx: ApiContext, options: ServerOptions): FastifyIns
   return baseServer(ctx.logger, options.bodyLimit, options.ops, ctx.prefix, (app) => {
     openApiRoute(app);
     if (options.management) registerManagement(app, options.management);
-    if (options.console) registerConsole(app, { headerPrefix: ctx.prefix });
-    messagingRoutes(app, ctx);
+    if (options.console) {
+      registerConsole(app, {
+        headerPrefix: ctx.prefix,
+        messaging: true,
+        management: options.management !== undefined,
+      });
+    }
+    messagingRoutes(app, ctx, options);
   });
 }
 
-function messagingRoutes(app: FastifyInstance, ctx: ApiContext): void {
+function messagingRoutes(app: FastifyInstance, ctx: ApiContext, options: ServerOptions): void {
   void app.register((messaging, _opts, done) => {
     messaging.decorateRequest('account');
     messaging.addHook('onRequest', authHook(ctx));
@@ -175,6 +196,8 @@ function messagingRoutes(app: FastifyInstance, ctx: ApiContext): void {
     workflowEventRoutes(messaging, ctx);
     flowControlRoutes(messaging, ctx);
     queueRoutes(messaging, ctx);
+    messageListRoute(messaging, ctx);
+    if (options.usage) usageRoutes(messaging, ctx, options.usage);
     done();
   });
 }

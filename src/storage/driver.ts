@@ -272,6 +272,21 @@ export interface DlqListParams {
    */
   bodyCut?: number;
 }
+/** `messageList`: the account's messages that are not final, newest first. */
+export interface MessageListParams {
+  accountId: string;
+  filter: RecordFilter;
+  /** The last id of the previous page. */
+  cursor?: string;
+  count: number;
+  /** Bodies longer than this many bytes come back cut, with `bodySize` (see `DlqListParams`). */
+  bodyCut?: number;
+}
+/** A listed message with its whole body's length when the list cut it. */
+export interface ListedMessage {
+  message: Message;
+  bodySize?: number;
+}
 export interface DlqDeleteManyParams {
   accountId: string;
   dlqIds: string[];
@@ -439,6 +454,8 @@ export interface MessageCountInFlightParams {
 
 export interface MessageCountByStateParams {
   now: number;
+  /** Only this account's messages (the console's overview); absent: every account's. */
+  accountId?: string;
   /**
    * Each count stops at this many rows: the gauges of `/metrics` read them at every scrape, and
    * a count must not become a scan of a large backlog. A count equal to `limit` means "at least".
@@ -598,6 +615,11 @@ export interface Executor {
 
   messageInsertMany(params: MessageInsertManyParams): Promise<void>;
   messageGet(params: MessageGetParams): Promise<Message | undefined>;
+  /**
+   * One page of the account's messages that are not final (waiting, delayed, in flight, waiting
+   * for a retry), newest first (by id, which sorts by creation time), matching `filter`.
+   */
+  messageList(params: MessageListParams): Promise<Page<ListedMessage>>;
   /**
    * Claims up to `limit` messages with `dueAt <= now`, earliest first, giving each a fresh
    * lease token and setting its `dueAt` to `leaseUntil`. Concurrent claimers never get the

@@ -22,6 +22,8 @@ import {
 } from '../components';
 import { FilterForm, toQuery, useUrlQuery } from '../filters';
 import { formatTime } from '../format';
+import { formRaw } from '../forms';
+import { consoleSettings } from '../settings';
 import type { DlqMessage, DlqPage as DlqList } from '../types';
 
 const FILTERS = [
@@ -42,18 +44,96 @@ interface RetryMany {
   responses: RetryOne[];
 }
 
+/**
+ * What a retry may change (API: publish headers on the retry request): form field, label, the
+ * header's name after the prefix (`Retries` → `Svc-Retries`), or a plain header name.
+ */
+const OVERRIDES = [
+  ['Retries', 'Retries', 'prefixed'],
+  ['Delay', 'Delay (e.g. 10s, 1h)', 'prefixed'],
+  ['Method', 'Method', 'prefixed'],
+  ['Retry-Delay', 'Retry delay expression', 'prefixed'],
+  ['Timeout', 'Timeout (e.g. 30s)', 'prefixed'],
+  ['Label', 'Label', 'prefixed'],
+  ['Flow-Control-Key', 'Flow-control key', 'prefixed'],
+  ['Flow-Control-Value', 'Flow-control value (parallelism=1, rate=10, period=1m)', 'prefixed'],
+  ['Content-Type', 'Content type', 'plain'],
+] as const;
+
+type Overrides = Record<string, string>;
+
+async function overrideHeaders(overrides: Overrides): Promise<Record<string, string>> {
+  const { headerPrefix } = await consoleSettings();
+  const headers: Record<string, string> = {};
+  for (const [name, , kind] of OVERRIDES) {
+    const value = overrides[name]?.trim();
+    if (value) headers[kind === 'plain' ? name : `${headerPrefix}-${name}`] = value;
+  }
+  return headers;
+}
+
+/** Optional overrides for the next retry; empty fields keep what the entry had. */
+function RetryOverrides(props: { value: Overrides; onChange: (next: Overrides) => void }) {
+  const set = Object.values(props.value).filter((v) => v.trim()).length;
+  return (
+    <details class="panel">
+      <summary>Retry overrides{set > 0 ? ` (${set} set)` : ''}</summary>
+      <p class="muted">
+        A retry publishes the entry again as it was; a value here replaces the stored one (the
+        labels, the flow-control settings), sets the header (content type), or delays the retry.
+      </p>
+      <form
+        class="form-grid"
+        aria-label="Retry overrides"
+        onInput={(event) => {
+          const form = new FormData(event.currentTarget);
+          const next: Overrides = {};
+          for (const [name] of OVERRIDES) next[name] = formRaw(form, name);
+          props.onChange(next);
+        }}
+        onSubmit={(event) => event.preventDefault()}
+      >
+        {OVERRIDES.map(([name, label]) =>
+          name === 'Method' ? (
+            <Field key={name} label={label}>
+              <select name={name} value={props.value[name] ?? ''}>
+                <option value="">as stored</option>
+                {['POST', 'GET', 'PUT', 'PATCH', 'DELETE'].map((m) => (
+                  <option key={m}>{m}</option>
+                ))}
+              </select>
+            </Field>
+          ) : (
+            <Field key={name} label={label}>
+              <input name={name} value={props.value[name] ?? ''} spellcheck={false} />
+            </Field>
+          ),
+        )}
+      </form>
+    </details>
+  );
+}
+
 function useDlqActions() {
   const client = useQueryClient();
   const done = (): Promise<void> => client.invalidateQueries({ queryKey: ['dlq'] });
   const retry = useMutation({
-    mutationFn: (ids: string[]) =>
-      ids.length === 1
-        ? request<RetryOne>(`/v2/dlq/retry/${encodeURIComponent(ids[0] ?? '')}`, {
-            method: 'POST',
-          }).then((one) => [one.messageId])
-        : request<RetryMany>('/v2/dlq/retry', { method: 'POST', query: { dlqIds: ids } }).then(
-            (many) => many.responses.map((r) => r.messageId),
-          ),
+    mutationFn: async ({ ids, overrides }: { ids: string[]; overrides: Overrides }) => {
+      const headers = await overrideHeaders(overrides);
+      if (ids.length === 1) {
+        const one = await request<RetryOne>(`/v2/dlq/retry/${encodeURIComponent(ids[0] ?? '')}`, {
+          method: 'POST',
+          headers,
+        });
+        return [one.messageId];
+      }
+      const many = await request<RetryMany>('/v2/dlq/retry', {
+        method: 'POST',
+        query: { dlqIds: ids },
+        headers,
+      });
+      return many.responses.map((r) => r.messageId);
+    },
     onSuccess: done,
   });
   const remove = useMutation({
@@ -88,6 +168,7 @@ export function DlqPage() {
   const [params, setParams] = useUrlQuery();
   const query = toQuery(params, FILTERS);
   const [selected, setSelected] = useState<Set<string>>(new Set());
+  const [overrides, setOverrides] = useState<Overrides>({});
   const list = useQuery({
     queryKey: ['dlq', query],
     queryFn: () => request<DlqList>('/v2/dlq', { query: { ...query, count: 50 } }),
@@ -107,7 +188,9 @@ export function DlqPage() {
         <button
           type="button"
           disabled={ids.length === 0 || retry.isPending}
-          onClick={() => retry.mutate(ids, { onSuccess: () => setSelected(new Set()) })}
+          onClick={() =>
+            retry.mutate({ ids, overrides }, { onSuccess: () => setSelected(new Set()) })
+          }
         >
           Retry selected
         </button>
@@ -122,6 +205,7 @@ export function DlqPage() {
       {retry.isSuccess && <RetryResult messageIds={retry.data} />}
       {retry.isError && <ErrorBox error={retry.error} what="retry" />}
       {remove.isSuccess && <Notice>Deleted {remove.data}.</Notice>}
+      <RetryOverrides value={overrides} onChange={setOverrides} />
       {remove.isError && <ErrorBox error={remove.error} what="delete" />}
       <FilterForm label="DLQ filters" params={params} onApply={setParams}>
         <Field label="Message id">
@@ -203,6 +287,7 @@ export function DlqEntryPage(props: { dlqId: string }) {
     queryFn: () => request<DlqMessage>(`/v2/dlq/${encodeURIComponent(props.dlqId)}`),
   });
   const { retry, remove } = useDlqActions();
+  const [overrides, setOverrides] = useState<Overrides>({});
   return (
     <section>
       <PageHeader title={`DLQ entry ${props.dlqId}`}>
@@ -221,7 +306,7 @@ export function DlqEntryPage(props: { dlqId: string }) {
             <button
               type="button"
               disabled={retry.isPending || retry.isSuccess}
-              onClick={() => retry.mutate([props.dlqId])}
+              onClick={() => retry.mutate({ ids: [props.dlqId], overrides })}
             >
               Retry
             </button>
@@ -231,6 +316,7 @@ export function DlqEntryPage(props: { dlqId: string }) {
               onConfirm={() => remove.mutate([props.dlqId], { onSuccess: () => navigate('/dlq') })}
             />
           </div>
+          <RetryOverrides value={overrides} onChange={setOverrides} />
           <DlqDetail entry={entry.data} />
         </>
       )}

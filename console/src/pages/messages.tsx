@@ -1,7 +1,7 @@
 /**
- * Messages that are not final yet. The API has no list of waiting messages (only the events
- * log, which also holds final ones), so this page looks one up by id (`GET /v2/messages/{id}`)
- * and cancels it, and cancels by filter (`DELETE /v2/messages?…`).
+ * Messages that are not final yet: the list (`GET /v2/messages?…`, newest first, filters in the
+ * URL, cursor paged), one message by id (`GET /v2/messages/{id}`) with its cancel, and cancel by
+ * filter (`DELETE /v2/messages?…`), whose confirmation names how many messages match.
  */
 import { useMutation, useQuery, useQueryClient } from '@tanstack/preact-query';
 import { useState } from 'preact/hooks';
@@ -9,18 +9,125 @@ import { Link } from 'wouter-preact';
 import { ApiError, request, type Query } from '../api';
 import {
   ConfirmButton,
+  Empty,
   ErrorBox,
   Field,
   HeaderTable,
+  labelsOf,
   Loading,
   MessageFacts,
   Notice,
   PageHeader,
+  Pager,
   TextOrBase64Body,
 } from '../components';
-import { FilterForm, useUrlQuery } from '../filters';
+import { FilterForm, toQuery, useUrlQuery } from '../filters';
+import { formatTime } from '../format';
 import { formText } from '../forms';
 import type { Message } from '../types';
+
+interface MessagePage {
+  cursor?: string;
+  messages: Message[];
+}
+
+/** The list's filters (the URL's names are the API's). */
+const LIST_FILTERS = [
+  'messageId',
+  'label',
+  'url',
+  'host',
+  'path',
+  'flowControlKey',
+  'queueName',
+  'scheduleId',
+  'cursor',
+] as const;
+
+/** Counting the matches of a bulk cancel stops here (pages of 100 ids, no bodies). */
+const COUNT_LIMIT = 1_000;
+
+async function countMatches(query: Query): Promise<number> {
+  let total = 0;
+  let cursor: string | undefined;
+  do {
+    const page = await request<MessagePage>('/v2/messages', {
+      query: { ...query, cursor, count: 100, bodyCut: 0 },
+    });
+    total += page.messages.length;
+    cursor = page.cursor;
+  } while (cursor && total < COUNT_LIMIT);
+  return total;
+}
+
+function MessageList(props: {
+  params: URLSearchParams;
+  setParams: (next: Record<string, string | undefined>) => void;
+}) {
+  const query = toQuery(props.params, LIST_FILTERS);
+  const list = useQuery({
+    queryKey: ['messages', 'list', query],
+    queryFn: () => request<MessagePage>('/v2/messages', { query: { ...query, count: 50 } }),
+  });
+  const current = Object.fromEntries(props.params.entries());
+  if (list.isPending) return <Loading what="waiting messages" />;
+  if (list.isError) return <ErrorBox error={list.error} what="load the waiting messages" />;
+  if (list.data.messages.length === 0) {
+    return (
+      <Empty>
+        No message is waiting{props.params.size > 0 ? ' for these filters' : ''}: every message is
+        delivered, failed or cancelled (see Logs).
+      </Empty>
+    );
+  }
+  return (
+    <>
+      <div class="table-wrap">
+        <table class="list" aria-label="Waiting messages">
+          <thead>
+            <tr>
+              <th scope="col">Created</th>
+              <th scope="col">Message</th>
+              <th scope="col">Destination</th>
+              <th scope="col">Not before</th>
+              <th scope="col" class="num">
+                Retried
+              </th>
+              <th scope="col">Labels</th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.data.messages.map((m) => (
+              <tr key={m.messageId}>
+                <td class="nowrap">{formatTime(m.createdAt)}</td>
+                <td class="mono">
+                  <a
+                    href={`?messageId=${encodeURIComponent(m.messageId)}`}
+                    onClick={(event) => {
+                      event.preventDefault();
+                      props.setParams({ messageId: m.messageId });
+                    }}
+                  >
+                    {m.messageId}
+                  </a>
+                </td>
+                <td class="mono clip">
+                  {m.method} {m.url}
+                </td>
+                <td class="nowrap">{formatTime(m.notBefore)}</td>
+                <td class="num">
+                  {m.retried} of {m.maxRetries}
+                </td>
+                <td>{labelsOf(m).join(', ')}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <Pager cursor={list.data.cursor} current={current} setParams={props.setParams} />
+    </>
+  );
+}
 
 /** Bulk-cancel filters: form field, label, API parameter. */
 const CANCEL_FILTERS = [
@@ -42,7 +149,11 @@ function MessageView(props: { messageId: string }) {
   const cancel = useMutation({
     mutationFn: () =>
       request(`/v2/messages/${encodeURIComponent(props.messageId)}`, { method: 'DELETE' }),
-    onSuccess: () => client.invalidateQueries({ queryKey: ['message', props.messageId] }),
+    onSuccess: () =>
+      Promise.all([
+        client.invalidateQueries({ queryKey: ['message', props.messageId] }),
+        client.invalidateQueries({ queryKey: ['messages'] }),
+      ]),
   });
   const log = <Link href={`/logs/${encodeURIComponent(props.messageId)}`}>its log</Link>;
   if (cancel.isSuccess) {
@@ -86,12 +197,25 @@ function CancelByFilter() {
   const [filters, setFilters] = useState<Query>({});
   const [formKey, setFormKey] = useState(0);
   const named = Object.entries(filters).map(([name, value]) => `${name}=${String(value)}`);
+  const client = useQueryClient();
+  const matches = useQuery({
+    queryKey: ['messages', 'count', filters],
+    queryFn: () => countMatches(filters),
+    enabled: named.length > 0,
+  });
+  const many =
+    matches.data === undefined
+      ? 'the waiting messages'
+      : matches.data >= COUNT_LIMIT
+        ? `more than ${COUNT_LIMIT.toLocaleString()} waiting messages`
+        : `${matches.data} waiting ${matches.data === 1 ? 'message' : 'messages'}`;
   const cancel = useMutation({
     mutationFn: (query: Query) =>
       request<{ cancelled: number }>('/v2/messages', { method: 'DELETE', query }),
     onSuccess: () => {
       setFilters({});
       setFormKey(formKey + 1);
+      return client.invalidateQueries({ queryKey: ['messages'] });
     },
   });
   return (
@@ -116,11 +240,11 @@ function CancelByFilter() {
         ))}
         <div class="wide">
           {/* The API cancels every pending message when no filter is given; the console
-              never sends that. It has no count of the matches either, so the question names
-              the filters and the answer names how many were cancelled. */}
+              never sends that. The question names the filters and how many messages match
+              now (counted through the list); the answer how many were cancelled. */}
           <ConfirmButton
             label="Cancel matching messages"
-            question={`Cancel every waiting message with ${named.join(' and ')}?`}
+            question={`Cancel ${many} with ${named.join(' and ')}?`}
             confirmLabel="Yes, cancel them"
             disabled={named.length === 0 || cancel.isPending}
             onConfirm={() => cancel.mutate(filters)}
@@ -145,16 +269,21 @@ export function MessagesPage() {
       <PageHeader title="Messages" />
       <p>
         Messages waiting for their first attempt (delayed or due), being delivered, or waiting for a
-        retry. Ferry's API reads them one at a time by id (the ids are in Publish's answer and in
-        Logs); it has no list of them.
+        retry, newest first. Delivered, failed and cancelled ones are in Logs.
       </p>
-      <FilterForm label="Find a message" params={params} onApply={setParams}>
+      <FilterForm label="Message filters" params={params} onApply={setParams}>
         <Field label="Message id">
           <input name="messageId" defaultValue={messageId} />
         </Field>
+        {CANCEL_FILTERS.map(([name, label]) => (
+          <Field key={name} label={label}>
+            <input name={name} defaultValue={params.get(name) ?? ''} />
+          </Field>
+        ))}
       </FilterForm>
       {messageId && <MessageView key={messageId} messageId={messageId} />}
       <CancelByFilter />
+      <MessageList params={params} setParams={setParams} />
     </section>
   );
 }

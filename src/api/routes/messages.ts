@@ -9,7 +9,7 @@ import type { ApiContext } from '../context.js';
 import { messageJson } from '../presenters.js';
 import { parseQuery } from '../query.js';
 
-const CANCEL_FILTERS = [
+export const CANCEL_FILTERS = [
   'messageIds',
   'messageId',
   'topicName',

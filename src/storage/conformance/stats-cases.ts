@@ -73,6 +73,31 @@ export function statsCases(ctx: SuiteContext): void {
     });
   });
 
+  it('messageCountByState with an account counts only that account’s messages', async () => {
+    const other = makeAccount();
+    await ex.accountInsert({ account: other });
+    const mine = [makeMessage(accountId), makeMessage(accountId)];
+    const theirs = [
+      makeMessage(other.id),
+      makeMessage(other.id, { dueAt: T0 + LEASE, notBefore: T0 + LEASE }),
+    ];
+    await ex.messageInsertMany({ messages: [...mine, ...theirs, keyed(), keyed()] });
+    await ex.messageClaimDue({ now: T0, limit: 10, leaseUntil: T0 + LEASE });
+    // Claimed: both of mine, my first keyed one and the other account's due one.
+    expect(await ex.messageCountByState({ now: T0, limit: 100, accountId })).toEqual({
+      due: 0,
+      delayed: 0,
+      waiting: 1,
+      inFlight: 3,
+    });
+    expect(await ex.messageCountByState({ now: T0, limit: 100, accountId: other.id })).toEqual({
+      due: 0,
+      delayed: 1,
+      waiting: 0,
+      inFlight: 1,
+    });
+  });
+
   it('dlqCountAll counts every account’s DLQ entries', async () => {
     const other = makeAccount();
     await ex.accountInsert({ account: other });

@@ -168,6 +168,7 @@ class PostgresExecutor implements Executor {
   messageReleaseMany = this.op(messages.messageReleaseMany);
   messageDeleteMany = this.op(messages.messageDeleteMany);
   messageCountInFlight = this.op(messages.messageCountInFlight);
+  messageList = this.op(messages.messageList);
   messageCountByState = this.op(stats.messageCountByState);
   bodyDeleteUnreferenced = this.op(bodies.bodyDeleteUnreferenced);
   bodyUsage(): Promise<BodyUsage> {

@@ -20,7 +20,12 @@ import { type Db, toClaimedMessage, transactional } from './postgres-rows.js';
 import { type MessageRow, messageFromRow } from '../sql/rows.js';
 import { PARKED_DUE_AT } from '../../core/flow-control.js';
 import { type GatedMessage, gatedDueAt, touchGates } from './postgres-flow-gates.js';
-import type { MessageCountInFlightParams } from '../driver.js';
+import type {
+  ListedMessage,
+  MessageCountInFlightParams,
+  MessageListParams,
+  Page,
+} from '../driver.js';
 import type { Column } from './postgres-batch.js';
 import { inlineBody, sharedBodyId } from '../sql/bodies.js';
 import { withBodies } from './postgres-bodies.js';
@@ -75,6 +80,32 @@ export async function messageGet(db: Db, p: MessageGetParams): Promise<Message |
   if (!row) return undefined;
   const [whole] = await withBodies(db, [row]);
   return whole && messageFromRow(whole);
+}
+
+/** Like `dlqList`: bodies cut in SQL, newest first by id, the cursor is the last id. */
+export async function messageList(db: Db, p: MessageListParams): Promise<Page<ListedMessage>> {
+  if (p.count <= 0) return { items: [] };
+  const { bind, params } = newBinder();
+  const where = [
+    `account_id = ${bind(p.accountId)}`,
+    buildFilter(p.filter, { messageId: 'id', time: 'created_at' }, bind),
+  ];
+  if (p.cursor !== undefined) where.push(`id < ${bind(p.cursor)}`);
+  const cut = bind(p.bodyCut ?? 2_147_483_647);
+  const text = `SELECT id, account_id, url, url_host, url_path, topic_name, endpoint_name,
+      queue_name, schedule_id, labels, flow_control_key, caller_ip, retried, max_retries,
+      not_before, created_at, due_at, lease_token, spec, wait_due_at,
+      substring(body from 1 for ${cut}) AS body, octet_length(body) AS body_size
+    FROM messages WHERE ${where.join(' AND ')}
+    ORDER BY id DESC LIMIT ${bind(p.count + 1)}`;
+  // Not prepared: the text varies with the filter.
+  const rows = await db.unsafe<(MessageRow & { body_size: number })[]>(text, params);
+  const items = rows.slice(0, p.count).map((row) => ({
+    message: messageFromRow(row),
+    ...(row.body.length < Number(row.body_size) ? { bodySize: Number(row.body_size) } : {}),
+  }));
+  const last = items[items.length - 1];
+  return rows.length > p.count && last ? { items, cursor: last.message.id } : { items };
 }
 
 /**

@@ -15,23 +15,25 @@ import type { Db } from './postgres-rows.js';
  */
 export async function messageCountByState(
   db: Db,
-  { now, limit }: MessageCountByStateParams,
+  { now, limit, accountId }: MessageCountByStateParams,
 ): Promise<MessageCounts> {
+  // postgres.js fragments: no account condition, or this account's rows only.
+  const scope = accountId === undefined ? db`TRUE` : db`account_id = ${accountId}`;
   const count = async (rows: Promise<{ n: number }[]>): Promise<number> => (await rows)[0]?.n ?? 0;
   const [due, delayed, waiting, inFlight] = await Promise.all([
     count(db<{ n: number }[]>`
       SELECT count(*)::int AS n FROM (
-        SELECT 1 FROM messages WHERE due_at <= ${now} LIMIT ${limit}) m`),
+        SELECT 1 FROM messages WHERE ${scope} AND due_at <= ${now} LIMIT ${limit}) m`),
     count(db<{ n: number }[]>`
       SELECT count(*)::int AS n FROM (
-        SELECT 1 FROM messages WHERE due_at > ${now} AND due_at < ${PARKED_DUE_AT}
+        SELECT 1 FROM messages WHERE ${scope} AND due_at > ${now} AND due_at < ${PARKED_DUE_AT}
           AND lease_token IS NULL LIMIT ${limit}) m`),
     count(db<{ n: number }[]>`
       SELECT count(*)::int AS n FROM (
-        SELECT 1 FROM messages WHERE wait_due_at IS NOT NULL LIMIT ${limit}) m`),
+        SELECT 1 FROM messages WHERE ${scope} AND wait_due_at IS NOT NULL LIMIT ${limit}) m`),
     count(db<{ n: number }[]>`
       SELECT count(*)::int AS n FROM (
-        SELECT 1 FROM messages WHERE lease_token IS NOT NULL AND due_at > ${now}
+        SELECT 1 FROM messages WHERE ${scope} AND lease_token IS NOT NULL AND due_at > ${now}
           LIMIT ${limit}) m`),
   ]);
   return { due, delayed, waiting, inFlight };

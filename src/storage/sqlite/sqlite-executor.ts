@@ -76,6 +76,8 @@ import type {
   MessageDeleteLeasedManyParams,
   MessageDeleteManyParams,
   MessageGetParams,
+  MessageListParams,
+  ListedMessage,
   MessageInsertManyParams,
   MessageLeaseExtendManyParams,
   MessageNextDueAtParams,
@@ -215,6 +217,9 @@ export class SqliteExecutor implements Executor {
   }
   messageDeleteMany(p: MessageDeleteManyParams): Promise<Message[]> {
     return this.scope.run(() => this.ops.messageDeleteMany(p));
+  }
+  messageList(p: MessageListParams): Promise<Page<ListedMessage>> {
+    return this.scope.run(() => this.ops.messageList(p), READ_ONLY);
   }
   messageCountInFlight(p: MessageCountInFlightParams): Promise<number> {
     return this.scope.run(() => this.ops.messageCountInFlight(p), READ_ONLY);

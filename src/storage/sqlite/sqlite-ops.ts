@@ -40,6 +40,8 @@ import type {
   MessageDeleteLeasedManyParams,
   MessageDeleteManyParams,
   MessageGetParams,
+  MessageListParams,
+  ListedMessage,
   MessageInsertManyParams,
   MessageLeaseExtendManyParams,
   MessageNextDueAtParams,
@@ -106,6 +108,12 @@ const DLQ_FILTER: FilterColumns = {
 
 // SQLite's substr() of an empty BLOB is NULL, hence `ifnull(substr(x, …), x)` throughout (for
 // PostgreSQL, substring() of an empty bytea is an empty bytea).
+
+/** Every column of a message row but its body (a list reads the body cut). */
+const LISTED_MESSAGE_COLUMNS =
+  'id, account_id, url, url_host, url_path, topic_name, endpoint_name, queue_name, schedule_id, ' +
+  'labels, flow_control_key, caller_ip, retried, max_retries, not_before, created_at, due_at, ' +
+  'lease_token, spec, wait_due_at';
 
 /** A cut longer than any body: the list reads bodies whole. */
 const WHOLE = 2_147_483_647;
@@ -272,6 +280,26 @@ export class SqliteOps {
     if (row === undefined) return undefined;
     const [whole] = this.withBodies([row as MessageRow]);
     return whole && this.withLease(messageFromRow(whole));
+  }
+
+  /** Like `dlqList`: bodies cut in SQL, newest first by id, the cursor is the last id. */
+  messageList({ accountId, filter, cursor, count, bodyCut }: MessageListParams): Page<ListedMessage> {
+    const { where, params } = filterSql(filter, MESSAGE_FILTER);
+    const sql =
+      `SELECT ${LISTED_MESSAGE_COLUMNS}, ifnull(substr(body, 1, ?), body) AS body, ` +
+      `length(body) AS body_size FROM messages WHERE account_id = ? AND ${where}` +
+      (cursor === undefined ? '' : ' AND id < ?') +
+      ' ORDER BY id DESC LIMIT ?';
+    const args: unknown[] = [bodyCut ?? WHOLE, accountId, ...params];
+    if (cursor !== undefined) args.push(cursor);
+    const rows = this.dynamicStmt(sql).all(...args, count + 1) as (MessageRow & {
+      body_size: number;
+    })[];
+    const listed = rows.map((row) => ({
+      message: this.withLease(messageFromRow(row)),
+      ...(row.body.length < row.body_size ? { bodySize: row.body_size } : {}),
+    }));
+    return page(listed, count, (last) => last.message.id);
   }
 
   /**

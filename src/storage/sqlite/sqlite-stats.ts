@@ -14,11 +14,22 @@ export class SqliteStatsOps {
     private readonly leases: LeaseTable,
   ) {}
 
-  private bounded(where: string, ...params: number[]): number {
+  private bounded(accountId: string | undefined, where: string, ...params: number[]): number {
+    const scoped = accountId === undefined ? where : `account_id = ? AND ${where}`;
     const row = this.statements
-      .get(`SELECT count(*) AS n FROM (SELECT 1 FROM messages WHERE ${where} LIMIT ?)`)
-      .get(...params) as { n: number };
+      .get(`SELECT count(*) AS n FROM (SELECT 1 FROM messages WHERE ${scoped} LIMIT ?)`)
+      .get(...(accountId === undefined ? params : [accountId, ...params])) as { n: number };
     return row.n;
+  }
+
+  /** The live leases, or those of one account's messages. */
+  private inFlight(now: number, accountId: string | undefined): number {
+    const live = [...this.leases.liveIds(now)];
+    if (accountId === undefined) return live.length;
+    const accountOf = this.statements.get('SELECT account_id FROM messages WHERE id = ?');
+    return live.filter(
+      (id) => (accountOf.get(id) as { account_id: string } | undefined)?.account_id === accountId,
+    ).length;
   }
 
   /**
@@ -26,13 +37,13 @@ export class SqliteStatsOps {
    * `due_at` it was claimed at (at or before the claim), so the rows due by `now` include the
    * ones in flight: they are counted with room for them, then taken away.
    */
-  messageCountByState({ now, limit }: MessageCountByStateParams): MessageCounts {
-    const inFlight = [...this.leases.liveIds(now)].length;
-    const dueRows = this.bounded('due_at <= ?', now, limit + inFlight);
+  messageCountByState({ now, limit, accountId }: MessageCountByStateParams): MessageCounts {
+    const inFlight = this.inFlight(now, accountId);
+    const dueRows = this.bounded(accountId, 'due_at <= ?', now, limit + inFlight);
     return {
       due: Math.min(limit, Math.max(0, dueRows - inFlight)),
-      delayed: this.bounded('due_at > ? AND due_at < ?', now, PARKED_DUE_AT, limit),
-      waiting: this.bounded('wait_due_at IS NOT NULL', limit),
+      delayed: this.bounded(accountId, 'due_at > ? AND due_at < ?', now, PARKED_DUE_AT, limit),
+      waiting: this.bounded(accountId, 'wait_due_at IS NOT NULL', limit),
       inFlight: Math.min(limit, inFlight),
     };
   }

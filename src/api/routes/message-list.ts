@@ -1,0 +1,43 @@
+/**
+ * `GET /v2/messages?…` (a Ferry extension): the account's messages that are not final yet
+ * (waiting for their first attempt, delayed, being delivered, waiting for a retry), newest
+ * first, with the filters of the bulk cancel `DELETE /v2/messages?…`, cursor paged and bounded
+ * like the other lists (`list-page.ts`), bodies cut by `bodyCut`.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { ApiContext } from '../context.js';
+import { BODY_CUT_PARAM, boundedPage, itemBytes, parseBodyCut } from '../list-page.js';
+import { messageJson } from '../presenters.js';
+import { cursorField, parseQuery } from '../query.js';
+import { CANCEL_FILTERS, searchParams } from './messages.js';
+
+const DEFAULT_COUNT = 100;
+
+export function messageListRoute(app: FastifyInstance, ctx: ApiContext): void {
+  app.get('/v2/messages', async (request) => {
+    const params = searchParams(request.url);
+    const { filter, cursor, count } = parseQuery(params, {
+      filters: CANCEL_FILTERS,
+      maxCount: 100,
+      cursor: true,
+      extra: [BODY_CUT_PARAM],
+    });
+    const bodyCut = parseBodyCut(params);
+    const result = await boundedPage({
+      count: count ?? DEFAULT_COUNT,
+      cursor,
+      fetch: (after, n) =>
+        ctx.executor.messageList({
+          accountId: request.account.id,
+          filter,
+          count: n,
+          bodyCut,
+          ...(after === undefined ? {} : { cursor: after }),
+        }),
+      cursorOf: (listed) => listed.message.id,
+      present: (listed) => messageJson(listed.message, listed.bodySize),
+      itemBytes: itemBytes(bodyCut),
+    });
+    return { ...cursorField(result.cursor), messages: result.items };
+  });
+}
