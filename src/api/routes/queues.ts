@@ -12,6 +12,7 @@ import { quoteValue } from '../../core/headers.js';
 import type { Account } from '../../core/types.js';
 import type { ApiContext } from '../context.js';
 import { jsonBody } from '../json-body.js';
+import type { QueueUpsert } from '../schemas/messaging.js';
 import { cancel } from './messages.js';
 import { handlePublish } from './publish.js';
 import { queryOf } from './flow-control.js';
@@ -59,28 +60,12 @@ export function queueRoutes(app: FastifyInstance, ctx: ApiContext): void {
   });
 
   app.post('/v2/queues', async (request) => {
-    const body = jsonBody(request);
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      throw badRequest('invalid body: expected {queueName, parallelism?, paused?}');
-    }
-    const { queueName, parallelism, paused } = body as Record<string, unknown>;
-    const name = checkQueueName(queueName);
+    // Shape and types were checked by the route's schema (schemas/messaging.ts) before this.
+    const { queueName: name, parallelism, paused } = jsonBody(request) as QueueUpsert;
     const limits = ctx.accounts.limits(request.account);
-    if (parallelism !== undefined && parallelism !== null) {
-      if (typeof parallelism !== 'number' || !Number.isInteger(parallelism) || parallelism < 1) {
-        throw badRequest(
-          `invalid parallelism ${quoteValue(JSON.stringify(parallelism))}: expected an integer ≥ 1`,
-        );
-      }
-      if (parallelism > limits.max_parallelism) {
-        throw limitExceeded(
-          `parallelism ${parallelism} is more than the plan's max_parallelism (${limits.max_parallelism})`,
-        );
-      }
-    }
-    if (paused !== undefined && paused !== null && typeof paused !== 'boolean') {
-      throw badRequest(
-        `invalid paused ${quoteValue(JSON.stringify(paused))}: expected true or false`,
+    if (typeof parallelism === 'number' && parallelism > limits.max_parallelism) {
+      throw limitExceeded(
+        `parallelism ${parallelism} is more than the plan's max_parallelism (${limits.max_parallelism})`,
       );
     }
     const result = await ctx.executor.queueUpsert({

@@ -18,9 +18,7 @@ const S = () => Type.String();
 /** A body of named fields; any other field is a 400 naming it. */
 const fields = (properties: Record<string, TSchema>, required = false) =>
   Type.Object(
-    Object.fromEntries(
-      Object.entries(properties).map(([k, v]) => [k, required ? v : opt(v)]),
-    ),
+    Object.fromEntries(Object.entries(properties).map(([k, v]) => [k, required ? v : opt(v)])),
     { additionalProperties: false },
   );
 

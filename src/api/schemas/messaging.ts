@@ -3,7 +3,7 @@
  * registers them. The header prefix is a setting (`Svc`, `Upstash`…), so the schemas are built
  * for the configured one and the document shows its real header names.
  */
-import { Type, type TSchema } from 'typebox';
+import { Type, type Static, type TSchema } from 'typebox';
 import { MAX_BATCH_ENTRIES } from '../routes/batch.js';
 import { QUEUE_NAME } from '../../core/flow-control.js';
 import { FAILURE_FUNCTION_STATES } from '../../core/workflow.js';
@@ -36,6 +36,21 @@ import {
 } from './objects.js';
 
 const opt = Type.Optional;
+
+/** `POST /v2/queues`: the handler relies on this schema for the body's shape and types. */
+export const QueueUpsertBody = Type.Object({
+  queueName: Type.String({
+    pattern: QUEUE_NAME.source,
+    description: '1 to 200 letters, digits, `-`, `.` and `_`',
+  }),
+  parallelism: opt(
+    Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], {
+      description: "At most the plan's max_parallelism (412); default 1",
+    }),
+  ),
+  paused: opt(Type.Union([Type.Boolean(), Type.Null()])),
+});
+export type QueueUpsert = Static<typeof QueueUpsertBody>;
 
 /** The publish settings headers (`<P>-Retries`…), documented under the configured prefix. */
 function settingsHeaders(prefix: string, extra: Record<string, string> = {}) {
@@ -635,11 +650,7 @@ export function messagingSchemas(prefix: string): Record<string, RouteSchema> {
   tag(['Queues'], {
     'POST /v2/queues': {
       summary: 'Create or update a queue',
-      body: Type.Object({
-        queueName: Type.String({ pattern: QUEUE_NAME.source }),
-        parallelism: opt(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
-        paused: opt(Type.Union([Type.Boolean(), Type.Null()])),
-      }),
+      body: QueueUpsertBody,
       response: { 200: Empty, ...common, ...errors(412) },
     },
     'GET /v2/queues': {
