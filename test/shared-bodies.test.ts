@@ -83,8 +83,8 @@ describe.each(STORAGES)('on %s', (storage) => {
     expect((await storedBytes()) - before).toBeLessThan(16 * MiB);
 
     // Every fan-out message still has the whole body, byte for byte.
-    for (const { messageId } of [results[0], results[199]]) {
-      const got = await t.api(`/v2/messages/${messageId ?? ''}`);
+    for (const result of [results[0], results[199]]) {
+      const got = await t.api(`/v2/messages/${result?.messageId ?? ''}`);
       expect(got.status).toBe(200);
       const message = (await got.json()) as { body: string };
       expect(message.body).toBe(body.toString('utf8'));
