@@ -113,7 +113,11 @@ export function buildManagementServer(
   const app = baseServer(ctx.logger, MGMT_BODY_LIMIT, ops);
   registerManagement(app, ctx);
   if (console) {
-    registerConsole(app, { headerPrefix: console.headerPrefix, messaging: false, management: true });
+    registerConsole(app, {
+      headerPrefix: console.headerPrefix,
+      messaging: false,
+      management: true,
+    });
   }
   return app;
 }
