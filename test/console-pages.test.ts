@@ -149,7 +149,10 @@ describe('console pages', () => {
     await expectNamedControls(page);
     await row.getByRole('button', { name: 'Resume queue console-q' }).click();
     await eventually(
-      async () => ['/q0', '/q1', '/q2'].every((p) => receiver.requests.some((r) => r.path === p)),
+      () =>
+        Promise.resolve(
+          ['/q0', '/q1', '/q2'].every((p) => receiver.requests.some((r) => r.path === p)),
+        ),
       'the queue delivered its three messages',
     );
     await poll(() => row.getByRole('cell').nth(2).innerText()).toBe('0');
