@@ -6,8 +6,7 @@ const KEY = 'ferry.console.credential';
 
 /** A messaging token (the messaging pages) or management credentials (the Accounts pages). */
 export type Credential =
-  | { kind: 'token'; token: string }
-  | { kind: 'management'; email: string; apiKey: string };
+  { kind: 'token'; token: string } | { kind: 'management'; email: string; apiKey: string };
 
 export function loadCredential(): Credential | undefined {
   const text = sessionStorage.getItem(KEY);

@@ -132,7 +132,11 @@ export function buildManagementServer(
     openApiRoute(app);
     registerManagement(app, ctx);
     if (console) {
-      registerConsole(app, { headerPrefix: console.headerPrefix, messaging: false, management: true });
+      registerConsole(app, {
+        headerPrefix: console.headerPrefix,
+        messaging: false,
+        management: true,
+      });
     }
   });
 }

@@ -7,14 +7,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/preact-query';
 import { useState } from 'preact/hooks';
 import { Link } from 'wouter-preact';
 import { request } from '../api';
-import {
-  ConfirmButton,
-  Empty,
-  ErrorBox,
-  Field,
-  Loading,
-  PageHeader,
-} from '../components';
+import { ConfirmButton, Empty, ErrorBox, Field, Loading, PageHeader } from '../components';
 import { formatTime } from '../format';
 import { formText } from '../forms';
 import type { Account } from '../types';
@@ -174,8 +167,8 @@ export function AccountsPage() {
     <section>
       <PageHeader title="Accounts" />
       <p class="muted">
-        The messaging accounts you manage. A plan sets the account's limits; a budget (whole
-        dollars a month, 0 for none) refuses publishes that would pass it.
+        The messaging accounts you manage. A plan sets the account's limits; a budget (whole dollars
+        a month, 0 for none) refuses publishes that would pass it.
       </p>
       {shown && <NewToken account={shown.account} what={shown.what} />}
       <CreateAccount onToken={(account) => setShown({ account, what: 'Created' })} />

@@ -221,8 +221,8 @@ export function FlowControlPage() {
         <div class="panel">
           <h2>Pin limits of {pinning}</h2>
           <p class="muted">
-            Pinned limits stay until unpinned, whatever later publishes say. Leave a field empty
-            to keep it.
+            Pinned limits stay until unpinned, whatever later publishes say. Leave a field empty to
+            keep it.
           </p>
           <PinForm
             keyName={pinning}

@@ -13,8 +13,7 @@ export function NotFoundPage(props: { title: string; management?: boolean }) {
         </p>
       ) : (
         <p class="state empty">
-          There is no console page at this address. <Link href="/overview">Open the overview</Link>
-          .
+          There is no console page at this address. <Link href="/overview">Open the overview</Link>.
         </p>
       )}
     </section>

@@ -4,15 +4,7 @@
  */
 import { useMutation, useQuery, useQueryClient } from '@tanstack/preact-query';
 import { request } from '../api';
-import {
-  ConfirmButton,
-  Empty,
-  ErrorBox,
-  Field,
-  Loading,
-  Notice,
-  PageHeader,
-} from '../components';
+import { ConfirmButton, Empty, ErrorBox, Field, Loading, Notice, PageHeader } from '../components';
 import { formatTime } from '../format';
 import { formText } from '../forms';
 import type { Queue } from '../types';

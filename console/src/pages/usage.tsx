@@ -117,13 +117,7 @@ export function UsageCharts(props: { stats: UsageStats; period: string }) {
       <div class="charts">
         <Chart title="Daily requests" xs={month.xs} series={month.requests} bars />
         <Chart title="Daily billing" xs={month.xs} series={month.billing} bars format={dollars} />
-        <Chart
-          title="Daily bandwidth"
-          xs={month.xs}
-          series={month.bandwidth}
-          bars
-          format={bytes}
-        />
+        <Chart title="Daily bandwidth" xs={month.xs} series={month.bandwidth} bars format={bytes} />
       </div>
     </>
   );

@@ -21,7 +21,11 @@ export interface UsageReadOptions {
 /** Each count of `/v2/usage/now` stops here (a count equal to it means "at least"). */
 export const NOW_COUNT_LIMIT = 100_000;
 
-export function usageRoutes(app: FastifyInstance, ctx: ApiContext, options: UsageReadOptions): void {
+export function usageRoutes(
+  app: FastifyInstance,
+  ctx: ApiContext,
+  options: UsageReadOptions,
+): void {
   app.get('/v2/usage', async (request) => {
     const period = parsePeriod(queryOf(request.url, ['period']).get('period') ?? undefined);
     const account = request.account;

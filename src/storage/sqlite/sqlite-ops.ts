@@ -283,7 +283,13 @@ export class SqliteOps {
   }
 
   /** Like `dlqList`: bodies cut in SQL, newest first by id, the cursor is the last id. */
-  messageList({ accountId, filter, cursor, count, bodyCut }: MessageListParams): Page<ListedMessage> {
+  messageList({
+    accountId,
+    filter,
+    cursor,
+    count,
+    bodyCut,
+  }: MessageListParams): Page<ListedMessage> {
     const { where, params } = filterSql(filter, MESSAGE_FILTER);
     const sql =
       `SELECT ${LISTED_MESSAGE_COLUMNS}, ifnull(substr(body, 1, ?), body) AS body, ` +
