@@ -24,6 +24,7 @@ import { topicRoutes } from './routes/topics.js';
 import { scheduleRoutes } from './routes/schedules.js';
 import { workflowEventRoutes } from './routes/workflow-events.js';
 import { workflowRoutes } from './routes/workflows.js';
+import { workflowHookRoutes } from './routes/workflow-hooks.js';
 import { flowControlRoutes } from './routes/flow-control.js';
 import { queueRoutes } from './routes/queues.js';
 
@@ -148,6 +149,11 @@ export function buildServer(ctx: ApiContext, options: ServerOptions): FastifyIns
     workflowEventRoutes(messaging, ctx);
     flowControlRoutes(messaging, ctx);
     queueRoutes(messaging, ctx);
+    done();
+  });
+  // Workflow webhooks: no token, the URL is the capability (routes/workflow-hooks.ts).
+  void app.register((hooks, _opts, done) => {
+    workflowHookRoutes(hooks, ctx);
     done();
   });
   return app;
