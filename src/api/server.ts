@@ -25,6 +25,7 @@ import { topicRoutes } from './routes/topics.js';
 import { scheduleRoutes } from './routes/schedules.js';
 import { workflowEventRoutes } from './routes/workflow-events.js';
 import { workflowRoutes } from './routes/workflows.js';
+import { workflowHookRoutes } from './routes/workflow-hooks.js';
 import { flowControlRoutes } from './routes/flow-control.js';
 import { queueRoutes } from './routes/queues.js';
 import { messageListRoute } from './routes/message-list.js';
@@ -202,6 +203,11 @@ function messagingRoutes(app: FastifyInstance, ctx: ApiContext, options: ServerO
     queueRoutes(messaging, ctx);
     messageListRoute(messaging, ctx);
     if (options.usage) usageRoutes(messaging, ctx, options.usage);
+    done();
+  });
+  // Workflow webhooks: no token, the URL is the capability (routes/workflow-hooks.ts).
+  void app.register((hooks, _opts, done) => {
+    workflowHookRoutes(hooks, ctx);
     done();
   });
 }

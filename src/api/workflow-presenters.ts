@@ -126,6 +126,13 @@ export function workflowRunJson(run: WorkflowRun, steps: WorkflowStep[]): Record
     flowControlKey: run.settings.flowControl?.key,
     dlqId: run.dlq?.dlqId,
     resumedFrom: run.resumedFrom,
+    invoker: run.invoker
+      ? {
+          workflowRunId: run.invoker.runId,
+          workflowUrl: run.invoker.url,
+          workflowRunCreatedAt: run.invoker.createdAt,
+        }
+      : undefined,
     failureFunction: run.dlq?.failureMessageId
       ? {
           messageId: run.dlq.failureMessageId,

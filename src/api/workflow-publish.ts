@@ -9,7 +9,8 @@ import { badRequest } from '../core/errors.js';
 import { HOP_BY_HOP_HEADERS, quoteValue } from '../core/headers.js';
 import type { PlanLimits } from '../core/plans.js';
 import type { IncomingHeaders, PublishSettings } from '../core/publish-request.js';
-import type { Account } from '../core/types.js';
+import type { Account, HeaderMap } from '../core/types.js';
+import { MAX_INVOKE_DEPTH, parseInvokeRequest } from '../core/workflow-invoke.js';
 import { parseWorkflowHeaders, type MessageWorkflow, type WorkflowRun } from '../core/workflow.js';
 import type { PublishItem } from '../engine/publisher.js';
 import type { Executor } from '../storage/driver.js';
@@ -40,6 +41,16 @@ export const WORKFLOW_DEFAULT_RETRIES = 3;
 export interface WorkflowPublish {
   message: MessageWorkflow;
   write: NonNullable<PublishItem['workflow']>;
+  /** The message's body instead of the request's (an invoked run's payload). */
+  body?: Uint8Array;
+}
+
+/** The invoke depth the SDK forwards (`<P>-Workflow-Invoke-Count`), 0 when absent. */
+function invokeDepth(prefix: string, headers: HeaderMap): number {
+  const name = `${prefix}-workflow-invoke-count`.toLowerCase();
+  const entry = Object.entries(headers).find(([key]) => key.toLowerCase() === name);
+  const depth = Number(entry?.[1][0] ?? '0');
+  return Number.isFinite(depth) ? depth : 0;
 }
 
 /**
@@ -61,6 +72,8 @@ export async function prepareWorkflowPublish(p: {
   /** Production mode: `<P>-Workflow-Url` must be a public address, like any destination. */
   production: boolean;
   now: number;
+  /** The request's body (an invoke request when the trigger has `<P>-Workflow-Invoke`). */
+  body: Uint8Array;
 }): Promise<WorkflowPublish | undefined> {
   const wf = parseWorkflowHeaders(p.prefix, p.headers);
   if (!wf) return undefined;
@@ -94,10 +107,35 @@ export async function prepareWorkflowPublish(p: {
     if (settings.flowControl) s.flowControl = settings.flowControl;
     if (settings.failureCallback) s.failureCallback = settings.failureCallback;
     if (settings.redact) s.redact = settings.redact;
-    return {
+    const out: WorkflowPublish = {
       message: { runId: wf.runId, url, createdAt: now, callType: 'step' },
       write: { kind: 'start', run },
     };
+    if (wf.invoke) {
+      // `context.invoke`: the body is the invoke request; the invoked run's payload is its body.
+      const field = `${p.prefix}-Workflow-Invoke`;
+      const request = parseInvokeRequest(p.body, field);
+      if (invokeDepth(p.prefix, settings.headers) > MAX_INVOKE_DEPTH) {
+        throw badRequest(`${field}: more than ${MAX_INVOKE_DEPTH} runs invoking runs in a chain`);
+      }
+      const invoker = await p.executor.workflowRunGet({
+        accountId: p.account.id,
+        runId: request.workflowRunId,
+      });
+      if (!invoker || invoker.state !== 'RUN_STARTED') {
+        throw badRequest(
+          `${field}: the invoking workflow run ${quoteValue(request.workflowRunId)} ${invoker ? `has ended (${invoker.state})` : 'does not exist'}`,
+        );
+      }
+      run.invoker = {
+        runId: invoker.runId,
+        url: invoker.url,
+        createdAt: invoker.createdAt,
+        step: request.step,
+      };
+      out.body = Buffer.from(request.body ?? '');
+    }
+    return out;
   }
 
   const run = await p.executor.workflowRunGet({ accountId: p.account.id, runId: wf.runId });

@@ -108,6 +108,33 @@ export interface WorkflowRun {
   dlq?: WorkflowDlq;
   /** The run this one resumed or restarted. */
   resumedFrom?: { runId: string; kind: 'resume' | 'restart' };
+  /**
+   * Set on a run started by `context.invoke` in another run: that run, and its invoke step,
+   * which gets this run's result (see engine/workflow-invoke.ts).
+   */
+  invoker?: WorkflowInvoker;
+  /**
+   * Events notified to this run (`POST /v2/notify/{runId}/{eventId}`, or a request to one of its
+   * webhooks) before it waited for them: the run's `waitForEvent` takes them (the lookback).
+   * Oldest first; they live as long as the run runs.
+   */
+  keptEvents?: KeptEvent[];
+}
+
+/** The run that invoked a run, and the step its result goes to. */
+export interface WorkflowInvoker {
+  runId: string;
+  url: string;
+  createdAt: number;
+  /** The invoke step the SDK sent (`stepId`, `stepName`, `stepType`, `concurrent`…). */
+  step: Record<string, unknown>;
+}
+
+/** An event kept for a run until it waits for it. */
+export interface KeptEvent {
+  eventId: string;
+  data: Uint8Array;
+  createdAt: number;
 }
 
 /** One entry of a run's history (the trigger's payload is entry 0). */
@@ -146,6 +173,8 @@ export interface WorkflowHeaders {
   callType: WorkflowCallType;
   /** `<P>-Retries` was sent (the run default is the protocol's 3 otherwise). */
   retriesSent: boolean;
+  /** `<P>-Workflow-Invoke: true` on a trigger: a run started by `context.invoke`. */
+  invoke: boolean;
 }
 
 /**
@@ -187,6 +216,7 @@ export function parseWorkflowHeaders(
     init: initText === 'true',
     callType,
     retriesSent: get('retries') !== undefined,
+    invoke: get('workflow-invoke')?.trim().toLowerCase() === 'true',
   };
   const url = get('workflow-url')?.trim();
   if (url) out.url = url;

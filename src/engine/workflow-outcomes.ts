@@ -9,6 +9,7 @@ import type { AttemptResult } from '../core/retry-timing.js';
 import type { Message } from '../core/types.js';
 import { workflowFailureFields, type WorkflowDlq, type WorkflowRun } from '../core/workflow.js';
 import type { Executor } from '../storage/driver.js';
+import { deliverInvokeResult } from './workflow-invoke.js';
 
 /** A final outcome of a workflow message (`spec.workflow` set). */
 export interface WorkflowOutcome {
@@ -103,6 +104,14 @@ export async function applyWorkflowOutcomes(
       ...attemptFields(attempt),
     };
     delete run.failureFunctionState;
+    delete run.keptEvents;
+    if (run.invoker) {
+      // An invoked run that failed: its invoker resumes with the failure.
+      const body =
+        attempt.kind === 'response' ? Buffer.from(attempt.body).toString('utf8') : attempt.error;
+      const resumed = await deliverInvokeResult(tx, run, { kind: 'failed', body }, finishedAt);
+      if (resumed) created.push(resumed);
+    }
     if (source.spec.failureCallback) {
       const call = await failureCall(tx, run, { source, attempt, dlqId, now: finishedAt });
       run.dlq.failureMessageId = call.id;

@@ -508,6 +508,11 @@ export interface WorkflowRunInsertParams {
 export interface WorkflowRunGetParams {
   accountId: string;
   runId: string;
+  /**
+   * In a transaction: lock the run's row until it ends (PostgreSQL `FOR UPDATE`; SQLite has one
+   * writer), so a read-then-update of the run (its kept events) is not lost to a concurrent one.
+   */
+  lock?: boolean;
 }
 export interface WorkflowRunUpdateParams {
   /** Replaces every field of the stored run with these. */

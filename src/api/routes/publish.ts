@@ -129,6 +129,7 @@ export async function preparePublish(
     callerIp: p.callerIp,
     production: ctx.production,
     now,
+    body: p.body,
   });
   const targets = group
     ? group.endpoints
@@ -139,7 +140,7 @@ export async function preparePublish(
       account,
       url: target.url,
       settings,
-      body: p.body,
+      body: workflow?.body ?? p.body,
       callerIp: p.callerIp,
       now,
     });

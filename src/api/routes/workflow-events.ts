@@ -3,7 +3,8 @@
  * `POST /v2/notify/{eventId}` and `GET /v2/waiters/{eventId}`. See docs/workflows.md.
  */
 import type { FastifyInstance } from 'fastify';
-import { badRequest } from '../../core/errors.js';
+import { badRequest, notFound } from '../../core/errors.js';
+import { quoteValue } from '../../core/headers.js';
 import { redactHeaders } from '../../core/redaction.js';
 import {
   checkEventId,
@@ -12,7 +13,7 @@ import {
   waiterJson,
   type WorkflowWaiter,
 } from '../../core/workflow-events.js';
-import { notifyWaiters, startWait } from '../../engine/workflow-events.js';
+import { notifyRun, notifyWaiters, startWait } from '../../engine/workflow-events.js';
 import type { ApiContext } from '../context.js';
 import { checkDestinationAllowed } from '../destination-guard.js';
 import { admitRequest } from '../limits.js';
@@ -73,11 +74,11 @@ export function workflowEventRoutes(app: FastifyInstance, ctx: ApiContext): void
       waiter.timeoutHeaders = redactHeaders(wait.timeoutHeaders, redact);
     }
     await admitRequest(ctx, request, reply, 1);
-    await startWait(ctx.executor, { waiter, timeout });
+    const started = await startWait(ctx.executor, { waiter, timeout });
     ctx.onMessagesStored();
     ctx.usage.add(account.id, 'messages', 1, now);
     ctx.usage.add(account.id, 'workflow_message', 1, now);
-    return reply.send({ messageId: timeout.id });
+    return reply.send({ messageId: started.messageId });
   });
 
   // Wakes the account's waiters of the event with the body as the event data.
@@ -92,17 +93,15 @@ export function workflowEventRoutes(app: FastifyInstance, ctx: ApiContext): void
       eventData,
       now,
     });
-    if (notified.length > 0) {
-      ctx.onMessagesStored();
-      ctx.usage.add(account.id, 'messages', notified.length, now);
-      ctx.usage.add(account.id, 'workflow_message', notified.length, now);
-    }
+    meterNotified(ctx, account.id, notified.length, now);
     return reply
       .code(201)
       .send(
         notified.map((n) => ({ waiter: waiterJson(n.waiter), messageId: n.messageId, error: '' })),
       );
   });
+
+  runNotifyRoute(app, ctx);
 
   app.get<EventRequest>('/v2/waiters/:eventId', async (request) => {
     const eventId = checkEventId(request.params.eventId);
@@ -112,4 +111,47 @@ export function workflowEventRoutes(app: FastifyInstance, ctx: ApiContext): void
     });
     return waiters.map(waiterJson);
   });
+}
+
+/**
+ * `POST /v2/notify/{runId}/{eventId}`: the run-scoped notify (the SDK's "lookback"). Wakes the
+ * run when it waits for the event; else keeps the event until its `waitForEvent` comes (`201 []`).
+ * 404 when the account has no such running run.
+ */
+function runNotifyRoute(app: FastifyInstance, ctx: ApiContext): void {
+  app.post<{ Params: { runId: string; eventId: string } }>(
+    '/v2/notify/:runId/:eventId',
+    async (request, reply) => {
+      const eventId = checkEventId(request.params.eventId);
+      const account = request.account;
+      const eventData = bodyOf(request, ctx.accounts.limits(account));
+      const now = ctx.clock.now();
+      const notified = await notifyRun(ctx.executor, {
+        accountId: account.id,
+        runId: request.params.runId,
+        eventId,
+        eventData,
+        now,
+      });
+      if (!notified) {
+        throw notFound(`workflow run ${quoteValue(request.params.runId)} is not running`);
+      }
+      meterNotified(ctx, account.id, notified.length, now);
+      return reply.code(201).send(
+        notified.map((n) => ({
+          waiter: waiterJson(n.waiter),
+          messageId: n.messageId,
+          error: '',
+        })),
+      );
+    },
+  );
+}
+
+/** Meters the messages a notify stored and wakes the engine. */
+export function meterNotified(ctx: ApiContext, accountId: string, n: number, now: number): void {
+  if (n === 0) return;
+  ctx.onMessagesStored();
+  ctx.usage.add(accountId, 'messages', n, now);
+  ctx.usage.add(accountId, 'workflow_message', n, now);
 }

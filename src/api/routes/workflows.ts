@@ -9,6 +9,8 @@ import { parsePublishSettings } from '../../core/publish-request.js';
 import { rawSteps, workflowRunCursor, type WorkflowRun } from '../../core/workflow.js';
 import { resumeWorkflowRun, type WorkflowOverride } from '../../engine/workflow-resume.js';
 import { failureCall } from '../../engine/workflow-outcomes.js';
+import { deliverInvokeResult } from '../../engine/workflow-invoke.js';
+import type { InvokeResult } from '../../core/workflow-invoke.js';
 import { eventOf } from '../../engine/records.js';
 import type { ApiContext } from '../context.js';
 import { checkDestinationAllowed } from '../destination-guard.js';
@@ -317,7 +319,30 @@ async function endRun(
 ): Promise<boolean> {
   const ended: WorkflowRun = { ...run, state, updatedAt: now, completedAt: now };
   if (p.response !== undefined) ended.response = p.response;
-  const ok = await ctx.executor.workflowRunUpdate({ run: ended, ifState: 'RUN_STARTED' });
+  delete ended.keptEvents;
+  let ok: boolean;
+  if (run.invoker) {
+    // An invoked run: its invoker resumes with the result in the same transaction.
+    const result: InvokeResult =
+      state === 'RUN_SUCCESS' ? { kind: 'success', body: p.response } : { kind: 'canceled' };
+    const resumed = await ctx.executor.transaction(async (tx) => {
+      if (!(await tx.workflowRunUpdate({ run: ended, ifState: 'RUN_STARTED' }))) return false;
+      const message = await deliverInvokeResult(tx, ended, result, now);
+      if (message) {
+        await tx.messageInsertMany({ messages: [message] });
+        await tx.eventInsertMany({ events: [eventOf(message, 'CREATED', now)] });
+      }
+      return message ?? true;
+    });
+    ok = resumed !== false;
+    if (typeof resumed === 'object') {
+      ctx.onMessagesStored();
+      ctx.usage.add(run.accountId, 'messages', 1, now);
+      ctx.usage.add(run.accountId, 'workflow_message', 1, now);
+    }
+  } else {
+    ok = await ctx.executor.workflowRunUpdate({ run: ended, ifState: 'RUN_STARTED' });
+  }
   if (ok && state === 'RUN_CANCELED') ctx.usage.add(run.accountId, 'workflow_canceled', 1, now);
   if (ok && state === 'RUN_SUCCESS') ctx.usage.add(run.accountId, 'workflow_delivered', 1, now);
   return ok;

@@ -51,7 +51,11 @@ export async function workflowRunGet(
   db: Db,
   p: WorkflowRunGetParams,
 ): Promise<WorkflowRun | undefined> {
-  const [row] = await db<WorkflowRunRow[]>`
+  const [row] = p.lock
+    ? await db<WorkflowRunRow[]>`
+    SELECT * FROM workflow_runs WHERE account_id = ${p.accountId} AND run_id = ${p.runId}
+    FOR UPDATE`
+    : await db<WorkflowRunRow[]>`
     SELECT * FROM workflow_runs WHERE account_id = ${p.accountId} AND run_id = ${p.runId}`;
   return row && workflowRunFromRow(row);
 }

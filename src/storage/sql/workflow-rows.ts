@@ -80,6 +80,8 @@ export function workflowRunValues(run: WorkflowRun): (string | number | null)[] 
     completedAt: run.completedAt,
     response: run.response,
     resumedFrom: run.resumedFrom,
+    invoker: run.invoker,
+    keptEvents: run.keptEvents?.map((e) => ({ ...e, data: b64(e.data) })),
   };
   if (run.dlq) {
     const { message, responseBody, ...rest } = run.dlq;
@@ -109,6 +111,8 @@ export function workflowRunFromRow(row: WorkflowRunRow): WorkflowRun {
     completedAt?: number;
     response?: string;
     resumedFrom?: WorkflowRun['resumedFrom'];
+    invoker?: WorkflowRun['invoker'];
+    keptEvents?: { eventId: string; data: string; createdAt: number }[];
     dlq?: StoredDlq;
   };
   const run: WorkflowRun = {
@@ -126,6 +130,10 @@ export function workflowRunFromRow(row: WorkflowRunRow): WorkflowRun {
   if (doc.completedAt !== undefined) run.completedAt = doc.completedAt;
   if (doc.response !== undefined) run.response = doc.response;
   if (doc.resumedFrom) run.resumedFrom = doc.resumedFrom;
+  if (doc.invoker) run.invoker = doc.invoker;
+  if (doc.keptEvents && doc.keptEvents.length > 0) {
+    run.keptEvents = doc.keptEvents.map((e) => ({ ...e, data: unb64(e.data) }));
+  }
   if (row.failure_state) {
     run.failureFunctionState = row.failure_state as WorkflowRun['failureFunctionState'];
   }
