@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FerryError } from './errors.js';
-import { compileRetryDelay, MAX_RETRY_DELAY_LENGTH } from './retry-delay.js';
+import { compileRetryDelay, MAX_RETRY_DELAY_DEPTH, MAX_RETRY_DELAY_LENGTH } from './retry-delay.js';
 
 const FIELD = 'Svc-Retry-Delay';
 
@@ -34,14 +34,17 @@ describe('compileRetryDelay: evaluation', () => {
     expect(compileRetryDelay(source, FIELD)(retried)).toBe(expected);
   });
 
-  it.each<[string, number]>([
-    ['1 / 0', Infinity],
-    ['-1 / 0', -Infinity],
-    ['sqrt(-1)', NaN],
-    ['0 - 5000', -5000],
-  ])('does not clamp: %s → %d', (source, expected) => {
-    expect(compileRetryDelay(source, FIELD)(0)).toBe(expected);
-  });
+  it.each<[string, number, number]>([
+    ['0 - 5000', 0, -5000],
+    ['1 / retried', 0, Infinity],
+    ['pow(10, retried * 400)', 1, Infinity],
+    ['sqrt(retried - 2)', 1, NaN],
+  ])(
+    'does not clamp a part that depends on retried: %s (retried=%d) → %d',
+    (source, r, expected) => {
+      expect(compileRetryDelay(source, FIELD)(r)).toBe(expected);
+    },
+  );
 });
 
 describe('compileRetryDelay: rejection', () => {
@@ -79,6 +82,10 @@ describe('compileRetryDelay: rejection', () => {
     ['(1 + 2', 'Unclosed ( at character 6'],
     ['1 +', 'Expected expression'],
     ['0x10', 'Variable names cannot start with a number'],
+    ['pow(10, 400)', 'pow(…) is not a finite number'],
+    ['1 / 0', 'a constant part is not a finite number'],
+    ['retried + sqrt(-1)', 'sqrt(…) is not a finite number'],
+    ['1e308 * 10', 'a constant part is not a finite number'],
   ])('%j → %s', (source, problem) => {
     expectRejected(source, problem);
   });
@@ -86,6 +93,16 @@ describe('compileRetryDelay: rejection', () => {
   it(`rejects a source longer than ${MAX_RETRY_DELAY_LENGTH} characters`, () => {
     const source = `1${' + 1'.repeat(MAX_RETRY_DELAY_LENGTH / 4)}`;
     expectRejected(source, `longer than ${MAX_RETRY_DELAY_LENGTH} characters`);
+  });
+
+  it('rejects 10,000 nested parentheses (longer than the limit)', () => {
+    expectRejected(`${'('.repeat(10_000)}1${')'.repeat(10_000)}`, 'longer than');
+  });
+
+  it(`rejects nesting deeper than ${MAX_RETRY_DELAY_DEPTH} levels within the length limit`, () => {
+    expectRejected(`${'abs('.repeat(200)}1${')'.repeat(200)}`, `nested deeper than`);
+    expectRejected(`1${' + 1'.repeat(150)}`, `nested deeper than`);
+    expect(compileRetryDelay(`${'('.repeat(400)}1${')'.repeat(400)}`, FIELD)(0)).toBe(1);
   });
 
   it('accepts a source of exactly the maximum length', () => {

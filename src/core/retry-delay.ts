@@ -16,7 +16,19 @@ import { quoteValue } from './headers.js';
 /** Longest accepted expression, in characters. */
 export const MAX_RETRY_DELAY_LENGTH = 1024;
 
+/**
+ * Deepest accepted expression tree (operators and calls; a chain `a + b + c` nests one level per
+ * operator). The length limit alone would allow about 500 levels.
+ */
+export const MAX_RETRY_DELAY_DEPTH = 100;
+
 type Evaluate = (retried: number) => number;
+
+/** A compiled node; `constant` when it does not depend on `retried`. */
+interface Compiled {
+  evaluate: Evaluate;
+  constant: boolean;
+}
 
 /** The whitelisted functions, by name, with their exact arity. A Map, so `constructor` is unknown. */
 const FUNCTIONS: ReadonlyMap<string, { arity: number; fn: (...args: number[]) => number }> =
@@ -48,13 +60,16 @@ class Rejected extends Error {}
  * Validates `source` and returns a function computing the delay in milliseconds for a given
  * number of retries already done (`retried`, 0 for the first retry).
  *
- * The returned function does not clamp: it may return a negative number, `NaN` or `±Infinity`
- * (`1/0`, `sqrt(-1)`), and the caller decides what such a result means. It never throws.
+ * A part of the expression that does not depend on `retried` is computed here and must be a
+ * finite number: `pow(10, 400)`, `1/0` and `sqrt(-1)` are refused. The returned function does not
+ * clamp: it may still return a negative number, `NaN` or `±Infinity` for some values of `retried`
+ * (`pow(10, retried * 400)`), and the caller decides what such a result means. It never throws.
  *
  * @param field the header name (`Svc-Retry-Delay`), used in error messages.
  * @throws FerryError 400 naming `field`, the expression and the problem: syntax errors, unknown
  *   names or functions, wrong arity, operators other than `+ - * / %` and unary `- +`, strings,
- *   booleans, member access, conditionals, arrays, more than one expression, or a source longer
+ *   booleans, member access, conditionals, arrays, more than one expression, a constant part that
+ *   is not a finite number, nesting deeper than {@link MAX_RETRY_DELAY_DEPTH} or a source longer
  *   than {@link MAX_RETRY_DELAY_LENGTH} characters.
  */
 export function compileRetryDelay(source: string, field: string): Evaluate {
@@ -70,14 +85,35 @@ export function compileRetryDelay(source: string, field: string): Evaluate {
     throw fail(err instanceof Error ? err.message : String(err));
   }
   try {
-    return compile(tree);
+    return compile(tree, 0).evaluate;
   } catch (err) {
     if (err instanceof Rejected) throw fail(err.message);
     throw err;
   }
 }
 
-function compile(node: jsep.Expression): Evaluate {
+function compile(node: jsep.Expression, depth: number): Compiled {
+  if (depth > MAX_RETRY_DELAY_DEPTH) {
+    throw new Rejected(`nested deeper than ${MAX_RETRY_DELAY_DEPTH} levels`);
+  }
+  const compiled = compileNode(node, depth + 1);
+  if (!compiled.constant) return compiled;
+  // Fold a constant part once: it must be a number the engine can use.
+  const value = compiled.evaluate(0);
+  if (!Number.isFinite(value)) {
+    throw new Rejected(`${constantText(node)} is not a finite number`);
+  }
+  return { evaluate: () => value, constant: true };
+}
+
+function constantText(node: jsep.Expression): string {
+  if (node.type === 'CallExpression') {
+    return `${((node as jsep.CallExpression).callee as jsep.Identifier).name}(…)`;
+  }
+  return 'a constant part';
+}
+
+function compileNode(node: jsep.Expression, depth: number): Compiled {
   switch (node.type) {
     case 'Literal': {
       const { value, raw } = node as jsep.Literal;
@@ -87,7 +123,7 @@ function compile(node: jsep.Expression): Evaluate {
         );
       }
       if (!Number.isFinite(value)) throw new Rejected(`number ${raw} is too large`);
-      return () => value;
+      return { evaluate: () => value, constant: true };
     }
     case 'Identifier': {
       const { name } = node as jsep.Identifier;
@@ -98,22 +134,27 @@ function compile(node: jsep.Expression): Evaluate {
             : `unknown name "${name}" (the only variable is "retried")`,
         );
       }
-      return (retried) => retried;
+      return { evaluate: (retried) => retried, constant: false };
     }
     case 'UnaryExpression': {
       const { operator, argument } = node as jsep.UnaryExpression;
-      const arg = compile(argument);
-      if (operator === '-') return (r) => -arg(r);
+      if (operator !== '-' && operator !== '+') {
+        throw new Rejected(`operator "${operator}" is not allowed (use + - * / %)`);
+      }
+      const arg = compile(argument, depth);
       if (operator === '+') return arg;
-      throw new Rejected(`operator "${operator}" is not allowed (use + - * / %)`);
+      return { evaluate: (r) => -arg.evaluate(r), constant: arg.constant };
     }
     case 'BinaryExpression': {
       const { operator, left, right } = node as jsep.BinaryExpression;
       const op = BINARY.get(operator);
       if (!op) throw new Rejected(`operator "${operator}" is not allowed (use + - * / %)`);
-      const l = compile(left);
-      const r = compile(right);
-      return (x) => op(l(x), r(x));
+      const l = compile(left, depth);
+      const r = compile(right, depth);
+      return {
+        evaluate: (x) => op(l.evaluate(x), r.evaluate(x)),
+        constant: l.constant && r.constant,
+      };
     }
     case 'CallExpression': {
       const { callee, arguments: args } = node as jsep.CallExpression;
@@ -131,8 +172,11 @@ function compile(node: jsep.Expression): Evaluate {
         const plural = fn.arity === 1 ? 'argument' : 'arguments';
         throw new Rejected(`${name} takes ${fn.arity} ${plural}, got ${args.length}`);
       }
-      const compiled = args.map(compile);
-      return (r) => fn.fn(...compiled.map((c) => c(r)));
+      const compiled = args.map((a) => compile(a, depth));
+      return {
+        evaluate: (r) => fn.fn(...compiled.map((c) => c.evaluate(r))),
+        constant: compiled.every((c) => c.constant),
+      };
     }
     case 'Compound': {
       const { body } = node as jsep.Compound;

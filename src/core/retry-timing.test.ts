@@ -64,6 +64,9 @@ describe('parseRetryAfter', () => {
     ['2026-01-01T12:02:00Z', undefined], // not an HTTP date
     ['Thu, 01 Jan 2026 12:02:00 PST', undefined],
     ['1e3', undefined],
+    ['--0s', undefined],
+    ['+-5s', undefined],
+    ['-'.repeat(100_000), undefined], // once a stack overflow in the delivery engine
   ])('%j → %s', (value, ms) => {
     expect(parseRetryAfter(value, NOW)).toBe(ms);
   });
@@ -241,12 +244,12 @@ describe('decideOutcome', () => {
     ],
     [
       'Infinity falls back to the default backoff',
-      { retryDelay: expr('1 / 0') },
+      { retryDelay: expr('1 / retried') },
       { kind: 'retry', dueAt: NOW + 12_182, error: 'HTTP 500' },
     ],
     [
       'NaN falls back to the default backoff',
-      { retried: 1, retryDelay: expr('sqrt(-1)') },
+      { retried: 1, retryDelay: expr('sqrt(retried - 2)') },
       { kind: 'retry', dueAt: NOW + 148_413, error: 'HTTP 500' },
     ],
     [

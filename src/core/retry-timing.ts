@@ -126,12 +126,13 @@ const GO_UNIT_MS: ReadonlyMap<string, number> = new Map([
 
 /** Go's `time.ParseDuration` syntax; `undefined` for anything else or a negative duration. */
 function parseGoDuration(s: string): number | undefined {
-  let rest = s;
-  if (rest.startsWith('+')) rest = rest.slice(1);
-  else if (rest.startsWith('-')) {
+  // One sign at most, as in Go (a recursive strip overflowed the stack on a destination's
+  // `Retry-After: ------…`).
+  const negative = s.startsWith('-');
+  const rest = negative || s.startsWith('+') ? s.slice(1) : s;
+  if (negative) {
     // "-0s" is zero in Go; any other negative is not a usable delay.
-    const magnitude = parseGoDuration(rest.slice(1));
-    return magnitude === 0 ? 0 : undefined;
+    return !/^[+-]/.test(rest) && parseGoDuration(rest) === 0 ? 0 : undefined;
   }
   if (rest === '0') return 0;
   const group = /(\d+(?:\.\d*)?|\.\d+)(ns|us|\u00b5s|\u03bcs|ms|h|m|s)/y;

@@ -510,11 +510,14 @@ export class Engine {
     if (due.length === 0) return;
     const leaseUntil = now + this.options.leaseMs;
     try {
-      await this.options.executor.messageLeaseExtendMany({
-        leases: due.map(([id, f]) => ({ id, leaseToken: f.leaseToken })),
-        leaseUntil,
-      });
-      for (const [, flight] of due) flight.leaseUntil = leaseUntil;
+      const renewed = new Set(
+        await this.options.executor.messageLeaseExtendMany({
+          leases: due.map(([id, f]) => ({ id, leaseToken: f.leaseToken })),
+          leaseUntil,
+        }),
+      );
+      // A lease not renewed (its row busy with its outcome, or lost) is tried again next beat.
+      for (const [id, flight] of due) if (renewed.has(id)) flight.leaseUntil = leaseUntil;
     } catch (error) {
       const messageIds = due.map(([id]) => id);
       this.options.logger.error({ err: error, messageIds }, 'extending leases failed');

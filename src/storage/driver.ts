@@ -648,7 +648,10 @@ export interface Executor {
   ): Promise<MessageClaimDueLimitedResult>;
   /** Earliest `dueAt` of any message (after `after` when given), or undefined when none. */
   messageNextDueAt(params: MessageNextDueAtParams): Promise<number | undefined>;
-  /** Pushes the leases' expiry (their `dueAt`) to `leaseUntil`; returns the ids still held. */
+  /**
+   * Pushes the leases' expiry (their `dueAt`) to `leaseUntil`; returns the ids renewed. A lease
+   * whose row another transaction holds is skipped rather than waited for (PostgreSQL).
+   */
   messageLeaseExtendMany(params: MessageLeaseExtendManyParams): Promise<string[]>;
   /** Deletes leased rows (delivered, failed); returns the ids deleted. */
   messageDeleteLeasedMany(params: MessageDeleteLeasedManyParams): Promise<string[]>;

@@ -149,6 +149,34 @@ describe.skipIf(!url)('postgres driver on a shared schema', () => {
     });
   });
 
+  it('renews leases without waiting for a row another transaction holds (no deadlock with outcomes)', async () => {
+    await clearMessages(a.executor);
+    const account = makeAccount();
+    const messages = Array.from({ length: 3 }, (_, i) =>
+      makeMessage(account.id, { dueAt: T0 + i }),
+    );
+    await a.executor.messageInsertMany({ messages });
+    const claimed = await a.executor.messageClaimDue({
+      now: T0 + 10,
+      limit: 3,
+      leaseUntil: T0 + 100,
+    });
+    const leases = claimed.map(leaseOf);
+    await b.executor.transaction(async (tx) => {
+      // An outcome being written for the first message, still uncommitted.
+      expect(await tx.messageDeleteLeasedMany({ leases: leases.slice(0, 1) })).toEqual([
+        messages[0]?.id,
+      ]);
+      // The heartbeat on another connection neither waits for it nor renews it.
+      const renewed = await a.executor.messageLeaseExtendMany({ leases, leaseUntil: T0 + 500 });
+      expect(renewed).toEqual([messages[1]?.id, messages[2]?.id]);
+    });
+    expect(await a.executor.messageLeaseExtendMany({ leases, leaseUntil: T0 + 600 })).toEqual([
+      messages[1]?.id,
+      messages[2]?.id,
+    ]);
+  });
+
   it('gives a fresh token on every claim, so the previous holder is fenced off', async () => {
     await clearMessages(a.executor);
     const account = makeAccount();

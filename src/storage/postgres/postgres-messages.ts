@@ -286,11 +286,19 @@ export async function messageLeaseExtendMany(
   p: MessageLeaseExtendManyParams,
 ): Promise<string[]> {
   if (p.leases.length === 0) return [];
+  // SKIP LOCKED: a row another transaction holds is being written by its outcome (or reclaimed),
+  // so it needs no renewal now, and waiting for it deadlocked against the outcome writer, whose
+  // batch locks the same rows in another order (found by `npm run chaos` on two nodes). A
+  // skipped lease is not in the result; the next heartbeat renews it if it is still held.
   const rows = await db<{ id: string }[]>`
+    WITH held AS (
+      SELECT m.id FROM messages m
+      JOIN unnest(${p.leases.map((l) => l.id)}::text[], ${p.leases.map((l) => l.leaseToken)}::text[])
+        AS l(id, token) ON m.id = l.id AND m.lease_token = l.token
+      FOR UPDATE OF m SKIP LOCKED
+    )
     UPDATE messages m SET due_at = ${p.leaseUntil}
-    FROM unnest(${p.leases.map((l) => l.id)}::text[], ${p.leases.map((l) => l.leaseToken)}::text[])
-      AS l(id, token)
-    WHERE m.id = l.id AND m.lease_token = l.token
+    FROM held WHERE m.id = held.id
     RETURNING m.id`;
   return appliedIds(p.leases, rows);
 }
