@@ -154,6 +154,7 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
     concurrency: config.concurrency,
     originConcurrency: config.originConcurrency,
     originStallMs: config.originStallMs,
+    originFailureRate: config.originFailureRate,
     workflowInlineHistoryBytes: config.workflowInlineHistoryBytes,
     leaseMs: config.leaseMs,
     usage,

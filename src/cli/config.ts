@@ -59,6 +59,12 @@ export interface Config {
    */
   originStallMs: number;
   /**
+   * Attempts per second to a destination origin whose last attempts all failed (0: no pacing);
+   * its other due messages are spread at this rate. See
+   * docs/configuration.md#fairness-between-destinations.
+   */
+  originFailureRate: number;
+  /**
    * Run the HTTP side of deliveries on a thread of its own (see engine/worker-dispatcher.ts).
    * `auto` (the default) resolves to true when the machine has more than one CPU.
    */
@@ -289,6 +295,12 @@ export const OPTIONS = {
     arg: 'D',
     help: 'an origin at its cap this long is held back (1s)',
   },
+  originFailureRate: {
+    flag: 'origin-failure-rate',
+    env: 'FERRY_ORIGIN_FAILURE_RATE',
+    arg: 'N',
+    help: 'attempts per second to an origin whose last 10 attempts failed, 0 = no pacing (50)',
+  },
 } satisfies Record<string, Option>;
 
 type OptionName = keyof typeof OPTIONS;
@@ -484,6 +496,7 @@ export function resolveConfig(
       100_000,
     ),
     originStallMs: duration('originStall', '1s', 1),
+    originFailureRate: integer('originFailureRate', 50, 0, 100_000),
     deliveryThread: {
       auto: cpus > 1,
       on: true,

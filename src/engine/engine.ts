@@ -25,10 +25,18 @@ import { eventOf } from './records.js';
 import { WorkflowDelivery } from './workflow-delivery.js';
 import { gateOf } from '../core/flow-control.js';
 import { AccountSlots } from './account-slots.js';
-import { OriginLimit } from './origin-limit.js';
+import { OriginLimit, originOf, TICK_MS } from './origin-limit.js';
 
 /** Gates (flow-control keys, queues) admitted per claim; more ready ones claim again at once. */
 const ADMIT_GATES = 100;
+/** Consecutive failed attempts after which an origin is paced (see origin-limit.ts). */
+const FAILURE_STREAK = 10;
+/** Attempts a paced origin may start at once. */
+const PACE_BURST = 10;
+/** Messages one spread of an origin's due backlog moves (one statement); more spread again. */
+const SPREAD_LIMIT = 5_000;
+/** A stalled or paced origin's messages in one claim that make it spread its due backlog. */
+const SPREAD_MIN = 10;
 
 export interface EngineOptions {
   executor: Executor;
@@ -61,6 +69,11 @@ export interface EngineOptions {
   originConcurrency?: number;
   /** Age of its oldest attempt after which a saturated origin is held back (default 1 s). */
   originStallMs?: number;
+  /**
+   * Attempts per second to an origin whose last attempts all failed (default 50; 0: no pacing);
+   * its other due messages are spread at this rate (see origin-limit.ts).
+   */
+  originFailureRate?: number;
   /** Largest workflow history sent inline, bytes (default 1 MiB; see WorkflowDelivery). */
   workflowInlineHistoryBytes?: number;
   /** Claim sizes, attempt durations and lateness; attempt outcomes (see OutcomeWriter). */
@@ -109,6 +122,8 @@ export class Engine {
   private heartbeat: NodeJS.Timeout | undefined;
   private readonly claimBatch: number;
   private readonly maxIdleMs: number;
+  /** Origins whose due backlog is being spread, and whether another spread was asked meanwhile. */
+  private readonly spreading = new Map<string, boolean>();
 
   constructor(private readonly options: EngineOptions) {
     this.claimBatch = options.claimBatch ?? 200;
@@ -118,6 +133,9 @@ export class Engine {
       cap: options.originConcurrency ?? Math.max(1, Math.floor(options.concurrency / 4)),
       stallMs: options.originStallMs ?? 1_000,
       maxHoldMs: 60_000,
+      ratePerSecond: options.originFailureRate ?? 50,
+      failureStreak: FAILURE_STREAK,
+      burst: PACE_BURST,
       clock: options.clock,
     });
     this.workflows = new WorkflowDelivery({
@@ -324,15 +342,34 @@ export class Engine {
   /**
    * Hands the messages of stalled origins back to storage, due after a hold (no attempt
    * counted, no ACTIVE event), and returns the rest: they would only wait here, holding slots.
+   * Spreads the due backlog of a stalled or paced origin that fills much of the claim.
    */
   private holdStalled(claimed: ClaimedMessage[], now: number): ClaimedMessage[] {
     const start: ClaimedMessage[] = [];
+    /** Messages of stalled or paced origins in this claim, and the hold of the stalled ones. */
+    const backlogs = new Map<string, { url: string; count: number; heldUntil?: number }>();
     for (const message of claimed) {
-      if (!this.origins.stalled(message.url, now)) start.push(message);
-      else {
-        const dueAt = this.origins.heldUntil(message.url, now);
+      const stalled = this.origins.stalled(message.url, now);
+      if (!stalled) start.push(message);
+      if (!stalled && !this.origins.paced(message.url)) continue;
+      const origin = originOf(message.url);
+      let backlog = backlogs.get(origin);
+      if (!backlog) backlogs.set(origin, (backlog = { url: message.url, count: 0 }));
+      backlog.count += 1;
+      if (stalled) {
+        // Into the origin's schedule, from the end of its hold: a held message comes back
+        // once per pass of the schedule, not once per hold.
+        const heldUntil = this.origins.heldUntil(message.url, now);
+        const dueAt = this.origins.takeSlot(message.url, now, heldUntil);
+        backlog.heldUntil = heldUntil;
         void this.complete({ kind: 'release', message, dueAt });
       }
+    }
+    // Many of one such origin's messages in one claim: more of them are likely due. Moving them
+    // all in one statement costs less than claiming and moving them a batch at a time, and lets
+    // the next claim reach other destinations' messages.
+    for (const { url, count, heldUntil } of backlogs.values()) {
+      if (count >= SPREAD_MIN) this.spread(url, heldUntil);
     }
     return start;
   }
@@ -376,10 +413,22 @@ export class Engine {
     const slot = await this.origins.acquire(message.url, abort);
     if (slot === 'aborted') return { kind: 'release', message };
     if (slot === 'deferred') {
-      const dueAt = this.origins.heldUntil(message.url, this.options.clock.now());
-      return { kind: 'release', message, dueAt };
+      const now = this.options.clock.now();
+      const heldUntil = this.origins.heldUntil(message.url, now);
+      this.spread(message.url, heldUntil);
+      return {
+        kind: 'release',
+        message,
+        dueAt: this.origins.takeSlot(message.url, now, heldUntil),
+      };
     }
     try {
+      // A paced origin (its last attempts failed): over its pace, the message goes back to
+      // storage at its place in the origin's schedule, and so does the rest of its due backlog.
+      const now = this.options.clock.now();
+      if (!this.origins.admit(message.url, now)) {
+        return { kind: 'release', message, dueAt: this.origins.takeSlot(message.url, now) };
+      }
       return await this.attemptInSlot(message, account, limits, abort);
     } finally {
       this.origins.release(message.url, slot);
@@ -464,6 +513,9 @@ export class Engine {
       now: finishedAt,
       prefix,
     });
+    if (this.origins.recordAttempt(message.url, outcome.kind !== 'delivered', finishedAt)) {
+      this.spread(message.url);
+    }
     return {
       kind: 'outcome',
       message,
@@ -490,6 +542,43 @@ export class Engine {
       this.retryDelays.set(source, fn);
     }
     return fn;
+  }
+
+  /**
+   * Moves the origin's due messages (those nobody holds) into its schedule, from `notBefore` on
+   * (see origin-limit.ts), in one statement of its own, so the claim finds other destinations'
+   * messages at the head of the due order. One spread per origin runs at a time; one asked for
+   * meanwhile runs after it.
+   */
+  private spread(url: string, notBefore?: number): void {
+    const origin = originOf(url);
+    const stepMs = this.origins.stepMs;
+    if (!Number.isFinite(stepMs)) return; // pacing is off
+    if (this.spreading.has(origin)) {
+      this.spreading.set(origin, true);
+      return;
+    }
+    this.spreading.set(origin, false);
+    const now = this.options.clock.now();
+    const from = this.origins.takeSlot(url, now, notBefore);
+    this.options.executor
+      .transaction(
+        (tx) =>
+          tx.messageSpreadDue({ origin, now, from, stepMs, tickMs: TICK_MS, limit: SPREAD_LIMIT }),
+        NOT_DURABLE,
+      )
+      .then((last) => {
+        if (last !== undefined) this.origins.scheduledUntil(url, last, this.options.clock.now());
+      })
+      .catch((error: unknown) => {
+        // Nothing is lost: the messages stay due and are claimed (and paced) one by one.
+        this.options.logger.error({ err: error, origin }, 'spreading due messages failed');
+      })
+      .finally(() => {
+        const again = this.spreading.get(origin) === true;
+        this.spreading.delete(origin);
+        if (again && this.running) this.spread(url, notBefore);
+      });
   }
 
   /** Queues an outcome (or log lines) for the outcome writer; resolves once written. */

@@ -9,8 +9,24 @@
  * (at its cap, and its oldest attempt has run `stallMs` or longer), waiting would only hold
  * engine slots: its waiting messages, and the ones claimed while it stays stalled, are handed
  * back to storage to be due again after a hold (`holdMs`: the oldest attempt's age, at least
- * `stallMs`, at most `maxHoldMs`). The hold grows with the stall, so a destination that hangs
- * for hours costs a re-claim of its backlog about once a minute, not a spin.
+ * `stallMs`, at most `maxHoldMs`), in the origin's schedule (below): a destination that hangs
+ * for hours costs about `ratePerSecond` re-claims a second, whatever its backlog, not a spin.
+ * (With pacing off, `ratePerSecond` 0, they come back together at the end of the hold.)
+ *
+ * An origin whose last `failureStreak` attempts all failed (refused connections, resets, error
+ * statuses, timeouts) is *paced*: its attempts start at most `ratePerSecond` per second (a
+ * token bucket, GCRA, with a burst of `burst`), however many of its messages are due. Without
+ * this a refusing destination's backlog, each attempt failing in a millisecond, is claimed,
+ * attempted and rescheduled as fast as the engine can go, and every other destination's
+ * messages that became due after it wait behind the whole backlog. A paced origin's message
+ * claimed over the pace goes back to storage with a due time in the origin's *schedule* (one
+ * step of 1/ratePerSecond apart, after the slots already handed out), and the engine spreads the
+ * origin's other due messages the same way in one statement (`messageSpreadDue`): the claim
+ * then finds other destinations' messages at the head of the due order. The messages of a
+ * stalled origin that are due are spread from the end of its hold the same way. No attempt is
+ * counted for a message moved so; each still gets every attempt its retries allow, later. One
+ * attempt that does not fail ends the pacing (messages already moved keep their due times:
+ * bringing them forward could also bring a retry before its delay).
  */
 import type { Clock } from '../core/clock.js';
 
@@ -21,8 +37,27 @@ export interface OriginLimitOptions {
   stallMs: number;
   /** Longest hold of a stalled origin's messages, ms. */
   maxHoldMs: number;
+  /** Attempts per second to a paced origin (0: no pacing). */
+  ratePerSecond: number;
+  /** Consecutive failed attempts after which an origin is paced. */
+  failureStreak: number;
+  /** Attempts a paced origin may start at once. */
+  burst: number;
   clock: Clock;
 }
+
+/** An origin's failures, and its pace and schedule once it is paced or stalled. */
+interface Pace {
+  /** Consecutive failed attempts. */
+  failures: number;
+  /** GCRA's theoretical arrival time: the pace allows an attempt while it is near enough. */
+  tat: number;
+  /** The end of the origin's schedule: the next message moved gets a due time from here. */
+  scheduleEnd: number;
+}
+
+/** The grain of a paced or stalled origin's schedule, ms (see takeSlot). */
+export const TICK_MS = 100;
 
 /** A slot of an origin (pass it to `release`), or why none was taken. */
 export type OriginSlot = number | 'aborted' | 'deferred';
@@ -56,9 +91,92 @@ export function originOf(url: string): string {
 
 export class OriginLimit {
   private readonly origins = new Map<string, Origin>();
+  private readonly paces = new Map<string, Pace>();
   private nextSlot = 1;
 
   constructor(private readonly options: OriginLimitOptions) {}
+
+  /** Between two attempts (and two scheduled due times) of a paced origin, ms. */
+  get stepMs(): number {
+    return 1000 / this.options.ratePerSecond;
+  }
+
+  private pacing(): boolean {
+    return this.options.ratePerSecond > 0;
+  }
+
+  private paceOf(key: string, now: number): Pace {
+    let pace = this.paces.get(key);
+    if (!pace) {
+      if (this.paces.size >= 10_000) this.prune(now);
+      pace = { failures: 0, tat: now, scheduleEnd: now };
+      this.paces.set(key, pace);
+    }
+    return pace;
+  }
+
+  /** Forgets origins that are neither paced nor have a schedule ahead. */
+  private prune(now: number): void {
+    for (const [key, pace] of this.paces) {
+      if (pace.failures < this.options.failureStreak && pace.scheduleEnd <= now) {
+        this.paces.delete(key);
+      }
+    }
+  }
+
+  /**
+   * Counts an attempt's result. Returns true when this failure made the origin paced: its due
+   * backlog should be spread now.
+   */
+  recordAttempt(url: string, failed: boolean, now: number): boolean {
+    if (!this.pacing()) return false;
+    const key = originOf(url);
+    if (!failed) {
+      const pace = this.paces.get(key);
+      if (pace && pace.scheduleEnd <= now) this.paces.delete(key);
+      else if (pace) pace.failures = 0;
+      return false;
+    }
+    const pace = this.paceOf(key, now);
+    pace.failures += 1;
+    if (pace.failures !== this.options.failureStreak) return false;
+    pace.tat = now;
+    return true;
+  }
+
+  /** True when the origin is paced (its last attempts all failed). */
+  paced(url: string): boolean {
+    const pace = this.paces.get(originOf(url));
+    return pace !== undefined && pace.failures >= this.options.failureStreak;
+  }
+
+  /** True when an attempt to the origin may start now (always, unless it is paced). */
+  admit(url: string, now: number): boolean {
+    if (!this.pacing() || !this.paced(url)) return true;
+    const pace = this.paceOf(originOf(url), now);
+    const tat = Math.max(pace.tat, now);
+    if (tat - now > (this.options.burst - 1) * this.stepMs) return false;
+    pace.tat = tat + this.stepMs;
+    return true;
+  }
+
+  /**
+   * The next due time in the origin's schedule, not before `notBefore`; takes it. Due times are
+   * whole `TICK_MS`: the messages of one tick share a claim (and a release statement).
+   */
+  takeSlot(url: string, now: number, notBefore = now + this.stepMs): number {
+    if (!this.pacing()) return notBefore;
+    const pace = this.paceOf(originOf(url), now);
+    const at = Math.max(pace.scheduleEnd, notBefore);
+    pace.scheduleEnd = at + this.stepMs;
+    return Math.ceil(at / TICK_MS) * TICK_MS;
+  }
+
+  /** A spread of the origin's due messages ended at `last` (see takeSlot). */
+  scheduledUntil(url: string, last: number, now: number): void {
+    const pace = this.paceOf(originOf(url), now);
+    pace.scheduleEnd = Math.max(pace.scheduleEnd, last + this.stepMs);
+  }
 
   /** When the origin's oldest attempt started, if it is at its cap. */
   private saturatedSince(origin: Origin | undefined): number | undefined {

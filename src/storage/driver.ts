@@ -218,6 +218,20 @@ export interface MessageReleaseManyParams {
   /** Due again at this time (usually now). */
   dueAt: number;
 }
+export interface MessageSpreadDueParams {
+  /** The destination origin (`https://example.com:8443`, as `new URL(url).origin` gives it). */
+  origin: string;
+  /** Messages due at this time (`dueAt <= now`) are spread. */
+  now: number;
+  /** The first spread message's new due time. */
+  from: number;
+  /** Between two consecutive spread messages, ms (fractions allowed). */
+  stepMs: number;
+  /** Due times are rounded down to a whole number of these after `from`, ms (at least 1). */
+  tickMs: number;
+  /** At most this many messages, earliest due first. */
+  limit: number;
+}
 export interface MessageDeleteManyParams {
   accountId: string;
   filter: RecordFilter;
@@ -659,6 +673,15 @@ export interface Executor {
   messageRetryManyLeased(params: MessageRetryManyParams): Promise<string[]>;
   /** Ends leases without an attempt (shutdown): due again at `dueAt`; returns ids applied. */
   messageReleaseMany(params: MessageReleaseManyParams): Promise<string[]>;
+  /**
+   * Fairness between destinations (engine/origin-limit.ts): of the messages to `origin` that are
+   * due at `now`, not leased and not ordered by a flow-control gate, the `limit` earliest become
+   * due one `stepMs` apart from `from`, in their due order (the n-th, from 0, at `from +
+   * floor(n * stepMs / tickMs) * tickMs`). No attempt is counted. Returns the
+   * last new due time, or undefined when none moved. Reads the due range (the due index): cheap
+   * when little is due.
+   */
+  messageSpreadDue(params: MessageSpreadDueParams): Promise<number | undefined>;
   /** Deletes the account's messages matching `filter` (leased or not); returns them. */
   messageDeleteMany(params: MessageDeleteManyParams): Promise<Message[]>;
   /** The account's messages leased and not expired at `now`: its deliveries in flight. */

@@ -17,6 +17,7 @@ import { bodyCutCases } from './body-cut-cases.js';
 import { sharedBodyCases } from './shared-body-cases.js';
 import { bulkCancelCases } from './bulk-cancel-cases.js';
 import { claimLimitCases } from './claim-limit-cases.js';
+import { spreadCases } from './spread-cases.js';
 import { dedupCases } from './dedup-cases.js';
 import { dlqCases } from './dlq-cases.js';
 import { eventCases } from './event-cases.js';
@@ -74,6 +75,7 @@ export function runDriverConformance(
     describe('messages', () => messageCases(ctx));
     describe('claims and leases', () => leaseCases(ctx));
     describe('claims under max_global_parallelism', () => claimLimitCases(ctx));
+    describe('spreading an origin’s due messages', () => spreadCases(ctx));
     describe('bulk cancel (messageDeleteMany)', () => bulkCancelCases(ctx));
     describe('transactions', () => transactionCases(ctx));
     describe('events', () => eventCases(ctx));

@@ -166,6 +166,7 @@ class PostgresExecutor implements Executor {
   messageDeleteLeasedMany = this.op(messages.messageDeleteLeasedMany);
   messageRetryManyLeased = this.op(messages.messageRetryManyLeased);
   messageReleaseMany = this.op(messages.messageReleaseMany);
+  messageSpreadDue = this.op(messages.messageSpreadDue);
   messageDeleteMany = this.op(messages.messageDeleteMany);
   messageCountInFlight = this.op(messages.messageCountInFlight);
   messageList = this.op(messages.messageList);

@@ -12,8 +12,9 @@ import type {
   MessageNextDueAtParams,
   MessageReleaseManyParams,
   MessageRetryManyParams,
+  MessageSpreadDueParams,
 } from '../driver.js';
-import { buildFilter, joinLabels, urlParts } from '../sql/filter.js';
+import { buildFilter, joinLabels, originParts, urlParts } from '../sql/filter.js';
 import { unnestInsert } from './postgres-batch.js';
 import { newBinder } from './postgres-bind.js';
 import { type Db, toClaimedMessage, transactional } from './postgres-rows.js';
@@ -347,6 +348,38 @@ export async function messageReleaseMany(db: Db, p: MessageReleaseManyParams): P
     WHERE m.id = l.id AND m.lease_token = l.token
     RETURNING m.id`;
   return appliedIds(p.leases, rows);
+}
+
+/**
+ * One statement: the due range of the due index, filtered to the origin's unleased, ungated
+ * rows, locked (SKIP LOCKED: a row being claimed or written elsewhere is left as it is) and
+ * given due times one step apart in due order.
+ */
+export async function messageSpreadDue(
+  db: Db,
+  p: MessageSpreadDueParams,
+): Promise<number | undefined> {
+  const parts = originParts(p.origin);
+  if (!parts || p.limit <= 0) return undefined;
+  const [row] = await db<{ last: string | null }[]>`
+    WITH c AS (
+      SELECT ctid AS tid, due_at, seq FROM messages
+      WHERE due_at <= ${p.now} AND url_host = ${parts.host}
+        AND lower(substr(url, 1, ${parts.scheme.length})) = ${parts.scheme}
+        AND lease_token IS NULL AND gate_id IS NULL
+      ORDER BY due_at
+      LIMIT ${p.limit}
+      FOR UPDATE SKIP LOCKED
+    ), r AS (
+      SELECT tid, row_number() OVER (ORDER BY due_at, seq) - 1 AS n FROM c
+    ), moved AS (
+      UPDATE messages m
+      SET due_at = ${p.from} + floor(r.n * ${p.stepMs}::float8 / ${p.tickMs})::bigint * ${p.tickMs}
+      FROM r WHERE m.ctid = r.tid
+      RETURNING m.due_at
+    )
+    SELECT max(due_at) AS last FROM moved`;
+  return row?.last == null ? undefined : Number(row.last);
 }
 
 /** Bulk cancel: deletes the account's matching rows, leased or not; with `limit`, oldest first. */

@@ -78,3 +78,17 @@ export function urlParts(url: string): { host: string; path: string } {
     return { host: '', path: '' };
   }
 }
+
+/**
+ * The `url_host` value and the scheme prefix (`https:`) that select an origin's messages: the
+ * host column is the URL's host (with a port that is not the default), so with the scheme it
+ * names the origin. Undefined for something that is not an origin.
+ */
+export function originParts(origin: string): { host: string; scheme: string } | undefined {
+  try {
+    const parsed = new URL(origin);
+    return parsed.origin === 'null' ? undefined : { host: parsed.host, scheme: parsed.protocol };
+  } catch {
+    return undefined;
+  }
+}

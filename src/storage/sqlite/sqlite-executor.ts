@@ -82,6 +82,7 @@ import type {
   MessageLeaseExtendManyParams,
   MessageNextDueAtParams,
   MessageReleaseManyParams,
+  MessageSpreadDueParams,
   MessageRetryManyParams,
   Page,
   UrlGroupCountParams,
@@ -214,6 +215,9 @@ export class SqliteExecutor implements Executor {
   }
   messageReleaseMany(p: MessageReleaseManyParams): Promise<string[]> {
     return this.scope.run(() => this.ops.messageReleaseMany(p));
+  }
+  messageSpreadDue(p: MessageSpreadDueParams): Promise<number | undefined> {
+    return this.scope.run(() => this.ops.messageSpreadDue(p));
   }
   messageDeleteMany(p: MessageDeleteManyParams): Promise<Message[]> {
     return this.scope.run(() => this.ops.messageDeleteMany(p));

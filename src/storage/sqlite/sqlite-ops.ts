@@ -46,6 +46,7 @@ import type {
   MessageLeaseExtendManyParams,
   MessageNextDueAtParams,
   MessageReleaseManyParams,
+  MessageSpreadDueParams,
   MessageRetryManyParams,
   Page,
   RecordFilter,
@@ -55,7 +56,7 @@ import type {
   UrlGroupListParams,
   UrlGroupPutParams,
 } from '../driver.js';
-import { buildFilter, type FilterColumns } from '../sql/filter.js';
+import { buildFilter, originParts, type FilterColumns } from '../sql/filter.js';
 import {
   ACCOUNT_COLUMNS,
   DLQ_COLUMNS,
@@ -389,6 +390,32 @@ export class SqliteOps {
       'UPDATE messages SET due_at = ? WHERE id = ? RETURNING NULL AS gate_id',
       (lease) => [dueAt, lease.id],
     );
+  }
+  /**
+   * The due range of the due index, filtered to the origin's ungated rows; leased rows (their
+   * leases live in memory and they keep their old `due_at`) are skipped, as the claim does.
+   */
+  messageSpreadDue(p: MessageSpreadDueParams): number | undefined {
+    const { origin, now, from, stepMs, tickMs, limit } = p;
+    const parts = originParts(origin);
+    if (!parts || limit <= 0) return undefined;
+    const rows = this.stmt(
+      'SELECT id FROM messages WHERE due_at <= ? AND url_host = ? AND gate_id IS NULL ' +
+        'AND lower(substr(url, 1, ?)) = ? ORDER BY due_at LIMIT ?',
+    ).all(now, parts.host, parts.scheme.length, parts.scheme, limit + this.leases.size) as {
+      id: string;
+    }[];
+    const update = this.stmt('UPDATE messages SET due_at = ? WHERE id = ?');
+    let n = 0;
+    let last: number | undefined;
+    for (const { id } of rows) {
+      if (n === limit) break;
+      if (this.leases.get(id) !== undefined) continue;
+      last = from + Math.floor((n * stepMs) / tickMs) * tickMs;
+      update.run(last, id);
+      n += 1;
+    }
+    return last;
   }
   messageCountInFlight({ accountId, now }: MessageCountInFlightParams): number {
     const accountOf = this.stmt('SELECT account_id FROM messages WHERE id = ?');
