@@ -599,6 +599,19 @@ async function seededStore(
   count: number,
 ): Promise<{ store: Store; seconds: number }> {
   const store = newStore(storage);
+  try {
+    return await seed(store, storage, count);
+  } catch (error) {
+    await dropStore(store);
+    throw error;
+  }
+}
+
+async function seed(
+  store: Store,
+  storage: 'sqlite' | 'postgres',
+  count: number,
+): Promise<{ store: Store; seconds: number }> {
   const first = await startFerry(storage, [], store);
   const accountId = first.accountId;
   await first.stop();
