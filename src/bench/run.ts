@@ -24,8 +24,14 @@
  *
  * - reference: a bare POST loop to the receiver without Ferry, the machine's pace at the time.
  *
- * Options: `--quick` (smaller N), `--only sqlite|postgres`,
- * `--case reference|publish|e2e|flow|latency|fanout|batch|schedule|workflow`.
+ * - peer: the end-to-end and latency cases also run BullMQ on a Redis of the benchmark's own
+ *   (peer.ts), interleaved with Ferry's runs `--reps` times, with Ferry's ratio to it;
+ * - backlog (`--case backlog` only): the end-to-end and latency cases on a store holding
+ *   `--backlog` (1,000,000) delayed messages against an empty store, interleaved.
+ *
+ * Options: `--quick` (smaller N), `--only sqlite|postgres`, `--reps N` (default 3),
+ * `--backlog N`, `--case reference|publish|e2e|flow|latency|fanout|batch|schedule|workflow|backlog`;
+ * env `FERRY_BENCH_NODE_FLAGS` (flags for Ferry's node, e.g. `--cpu-prof`).
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -593,6 +599,19 @@ async function seededStore(
   count: number,
 ): Promise<{ store: Store; seconds: number }> {
   const store = newStore(storage);
+  try {
+    return await seed(store, storage, count);
+  } catch (error) {
+    await dropStore(store);
+    throw error;
+  }
+}
+
+async function seed(
+  store: Store,
+  storage: 'sqlite' | 'postgres',
+  count: number,
+): Promise<{ store: Store; seconds: number }> {
   const first = await startFerry(storage, [], store);
   const accountId = first.accountId;
   await first.stop();
