@@ -231,12 +231,43 @@ export function installOpenApi(app: FastifyInstance, prefix: string): void {
         },
       },
     },
+    transformObject: (documentObject) =>
+      'openapiObject' in documentObject
+        ? optionalBodies(documentObject.openapiObject)
+        : documentObject.swaggerObject,
     // `…/*` routes take a destination URL (with its slashes) as their last path segment.
     transform: ({ schema, url }) => ({
       schema: schema,
       url: url.endsWith('*') ? `${url.slice(0, -1)}:destination` : url,
     }),
   });
+}
+
+interface DocOperation {
+  requestBody?: {
+    required?: boolean;
+    content?: Record<string, { schema?: { required?: unknown } }>;
+  };
+  security?: Record<string, unknown>[];
+}
+
+/**
+ * @fastify/swagger marks every request body required. Ferry's are not all: a raw body (publish,
+ * schedules, notify) may be empty, and so may a management body none of whose fields is
+ * required (an empty body reads as `{}`).
+ */
+function optionalBodies<T extends { paths?: object }>(doc: T): T {
+  for (const operations of Object.values(doc.paths ?? {}) as Record<string, DocOperation>[]) {
+    for (const op of Object.values(operations)) {
+      const body = op.requestBody;
+      if (!body?.content) continue;
+      const raw = '*/*' in body.content;
+      const json = body.content['application/json']?.schema;
+      const management = op.security?.some((s) => 'managementBasic' in s) ?? false;
+      if (raw || (management && json && json.required === undefined)) body.required = false;
+    }
+  }
+  return doc;
 }
 
 /** Serves the document, generated once on first request. */
