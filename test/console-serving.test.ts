@@ -44,15 +44,17 @@ describe('serving the console', () => {
     expect((await fetch(`${t.url}/console/assets/nope-123.js`)).status).toBe(404);
   });
 
-  it('tells the console the header prefix, and nothing secret', async () => {
+  it('tells the console the header prefix and its sign-ins, and nothing secret', async () => {
     const res = await fetch(`${t.url}/console/settings.json`);
-    expect(await res.json()).toEqual({ headerPrefix: 'Svc' });
+    expect(await res.json()).toEqual({ headerPrefix: 'Svc', messaging: true, management: true });
   });
 
   it('--no-console and FERRY_CONSOLE=false turn it off', async () => {
-    const off = await startFerry({ engine: false, args: ['--no-console'] });
+    const off = await startFerry({ engine: false, args: ['--no-console', '--mgmt-port', '0'] });
     try {
       expect((await fetch(`${off.url}/console`)).status).toBe(404);
+      // Nor on the management port.
+      expect((await fetch(`${off.ferry.mgmtUrl}/console`)).status).toBe(404);
       expect((await fetch(`${off.url}/health`)).status).toBe(200);
     } finally {
       await off.close();
