@@ -9,7 +9,7 @@
  *     npm run build && node scripts/measure-fanout.mjs --endpoints 200 --size 1048576
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -48,6 +48,11 @@ try {
       if ((await fetch(`${base}/health`)).ok) break;
     } catch {}
     if (i > 200) throw new Error('server did not start');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  // The first start answers /health a moment before it has written its credentials file.
+  for (let i = 0; !existsSync(join(dir, 'credentials.json')); i++) {
+    if (i > 100) throw new Error('no credentials.json');
     await new Promise((r) => setTimeout(r, 100));
   }
   const { token } = JSON.parse(readFileSync(join(dir, 'credentials.json'), 'utf8'));
