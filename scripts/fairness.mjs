@@ -7,7 +7,7 @@
 // BACKLOG waiting messages (default 10,000; `--backlog N`): right after publishing the backlogs,
 // and 15 s and 30 s after. Of 50 samples the p99 is the slowest one.
 //
-//   node scripts/fairness.mjs [--backlog N] [--postgres]
+//   node scripts/fairness.mjs [--backlog N] [--postgres] [--only hanging|refused]
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { createServer as createTcpServer } from 'node:net';
@@ -24,6 +24,8 @@ const { openPostgresDriver } = await import('../dist/storage/postgres/postgres-d
 const argv = process.argv.slice(2);
 const backlog = Number(argv[argv.indexOf('--backlog') + 1] || 10_000) || 10_000;
 const postgres = argv.includes('--postgres');
+// `--only hanging` or `--only refused`: one bad destination instead of both.
+const only = argv.includes('--only') ? argv[argv.indexOf('--only') + 1] : undefined;
 
 function receiver(hang) {
   const arrivals = new Map();
@@ -117,9 +119,11 @@ const unloaded = await measure(50);
 console.log(`storage ${postgres ? 'postgres' : 'sqlite'}, backlog ${backlog} per bad destination`);
 console.log('unloaded', unloaded);
 const filled = Date.now();
-await fill(`${hanging.url}/h`);
-const firstRefused = await fill(`${await refusingUrl()}/r`);
-console.log(`published ${2 * backlog} in ${Date.now() - filled} ms`);
+if (only !== 'refused') await fill(`${hanging.url}/h`);
+const firstRefused = only === 'hanging' ? undefined : await fill(`${await refusingUrl()}/r`);
+console.log(
+  `published ${only ? only : 'hanging and refused'}, ${backlog} each, in ${Date.now() - filled} ms`,
+);
 // While both backlogs wait: right after publishing them (the refused origin's first attempts),
 // then twice more, when the first retries of its attempted messages come due (default backoff:
 // 12 s) and the hanging origin's held messages come back.
@@ -132,7 +136,7 @@ for (const [name, m] of phases) {
   console.log(`loaded (${name})`, m, `p99 ratio ${(m.p99 / unloaded.p99).toFixed(2)}`);
 }
 console.log(
-  `hanging receiver got ${hanging.arrivals.size}; first refused message attempted: ${await attempted(firstRefused, 1_000)}`,
+  `hanging receiver got ${hanging.arrivals.size}; first refused message attempted: ${firstRefused && (await attempted(firstRefused, 1_000))}`,
 );
 
 healthy.server.closeAllConnections();

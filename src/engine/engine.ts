@@ -424,7 +424,8 @@ export class Engine {
     }
     try {
       // A paced origin (its last attempts failed): over its pace, the message goes back to
-      // storage at its place in the origin's schedule, and so does the rest of its due backlog.
+      // storage at its place in the origin's schedule (holdStalled spreads the rest of its due
+      // backlog when a claim brings many of its messages).
       const now = this.options.clock.now();
       if (!this.origins.admit(message.url, now)) {
         return { kind: 'release', message, dueAt: this.origins.takeSlot(message.url, now) };
