@@ -8,6 +8,8 @@ import { MAX_BATCH_ENTRIES } from '../routes/batch.js';
 import { QUEUE_NAME } from '../../core/flow-control.js';
 import { FAILURE_FUNCTION_STATES } from '../../core/workflow.js';
 import { PAGE_BUDGET_BYTES } from '../list-page.js';
+import { STATS_PERIODS } from '../../core/usage-stats.js';
+import { StatsOut } from './management.js';
 import {
   Empty,
   errors,
@@ -167,6 +169,14 @@ const cancelQuery = q({
   ...dates,
 });
 
+/** `GET /v2/messages`: the bulk cancel's filters, paged like the other lists. */
+const messageListQuery = q({
+  ...Object.fromEntries(Object.entries(cancelQuery.properties).filter(([k]) => k !== 'count')),
+  cursor: str('The previous page’s cursor'),
+  count: countOf(100),
+  bodyCut,
+});
+
 const workflowFilters = {
   workflowRunId: multi('Run ids'),
   workflowRunIds: multi('Run ids'),
@@ -323,6 +333,17 @@ export function messagingSchemas(prefix: string): Record<string, RouteSchema> {
       summary: 'Cancel every message matching the filters',
       querystring: cancelQuery,
       response: { 200: Type.Object({ cancelled: Type.Integer() }), ...common },
+    },
+    'GET /v2/messages': {
+      summary: 'List messages that are not final yet, newest first (a Ferry extension)',
+      querystring: messageListQuery,
+      response: {
+        200: Type.Object(
+          { cursor, messages: Type.Array(MessageOut) },
+          { description: 'A page, newest first' },
+        ),
+        ...common,
+      },
     },
   });
 
@@ -647,6 +668,30 @@ export function messagingSchemas(prefix: string): Record<string, RouteSchema> {
   });
 
   const queueParam = pathParam('name', 'Queue name');
+  tag(['Usage'], {
+    'GET /v2/usage': {
+      summary: 'Your own metered usage (a Ferry extension; the management stats object)',
+      querystring: Type.Object({
+        period: opt(Type.Enum(Object.keys(STATS_PERIODS), { default: '1h' })),
+      }),
+      response: { 200: StatsOut, ...common },
+    },
+    'GET /v2/usage/now': {
+      summary: 'Your messages that are not final, by state, and your DLQ size (a Ferry extension)',
+      response: {
+        200: Type.Object({
+          due: Type.Integer({ description: 'Due now, not being delivered' }),
+          delayed: Type.Integer({ description: 'Due later (delay, not-before, retry backoff)' }),
+          waiting: Type.Integer({ description: 'Waiting behind a flow-control key or queue' }),
+          inFlight: Type.Integer({ description: 'Being delivered' }),
+          dlq: Type.Integer({ description: 'Entries in the DLQ' }),
+          limit: Type.Integer({ description: 'Each count stops here (equal means at least)' }),
+        }),
+        ...common,
+      },
+    },
+  });
+
   tag(['Queues'], {
     'POST /v2/queues': {
       summary: 'Create or update a queue',
