@@ -48,6 +48,22 @@ describe.each(STORAGES)('context.invoke with the official SDK (%s)', (storage) =
     return { routeFunction: fn, options, workflowId: id };
   }
 
+  /** The account's metered workflow runs and messages so far (the meter flushed). */
+  async function metered(): Promise<{ runs: number; messages: number }> {
+    await t.ferry.meter.runOnce();
+    const day = 86_400_000;
+    const buckets = await t.ferry.driver.executor.usageSumByStep({
+      subjectId: t.account.id,
+      from: clock.now() - day,
+      to: clock.now() + day,
+      stepMs: 2 * day,
+      metrics: ['workflow_run', 'workflow_message'],
+    });
+    const sum = (metric: string) =>
+      buckets.filter((b) => b.metric === metric).reduce((n, b) => n + b.value, 0);
+    return { runs: sum('workflow_run'), messages: sum('workflow_message') };
+  }
+
   async function runOf(workflowRunId: string) {
     const [run] = (await client.logs({ workflowRunId })).runs;
     return run;
@@ -88,6 +104,7 @@ describe.each(STORAGES)('context.invoke with the official SDK (%s)', (storage) =
       });
       return await context.run('after', () => ({ n, ...result }));
     });
+    const before = await metered();
     const { workflowRunId } = await client.trigger({
       url: `${server.url}/inv/parent-ok`,
       body: { n: 1 },
@@ -122,6 +139,13 @@ describe.each(STORAGES)('context.invoke with the official SDK (%s)', (storage) =
     );
     const invokeStep = steps.find((s) => s.stepName === 'call-child');
     expect(invokeStep).toMatchObject({ stepType: 'Invoke', invokedWorkflowRunId: childRunId });
+    // Metering: two runs; the parent's trigger, two steps and invoke result, the child's trigger
+    // and step.
+    const after = await metered();
+    expect({ runs: after.runs - before.runs, messages: after.messages - before.messages }).toEqual({
+      runs: 2,
+      messages: 6,
+    });
   });
 
   it('an invoked run that fails or is cancelled resumes its invoker with isFailed / isCanceled', async () => {

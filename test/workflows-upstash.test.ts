@@ -214,4 +214,42 @@ describe.each(STORAGES)('official @upstash/workflow SDK against Ferry (%s)', (st
     const left = await client.dlq.list();
     expect(left.messages.map((m) => m.workflowRunId)).toEqual([other.workflowRunId]);
   });
+
+  it('resumes exactly the failed branch of a parallel group, keeping the others', async () => {
+    let fixed = false;
+    const ran: string[] = [];
+    const url = workflow<string>('/wf/parallel-resume', async (context) => {
+      const branch = (name: string, fails = false) =>
+        context.run(name, () => {
+          ran.push(name);
+          if (fails && !fixed) throw new Error(`${name} is broken`);
+          return `${name}-done`;
+        });
+      const results = await Promise.all([branch('a'), branch('b', true), branch('c')]);
+      return await context.run('join', () => results.join('+'));
+    });
+    const { workflowRunId } = await client.trigger({ url, retries: 0, label: 'par' });
+    await drive();
+    const [failed] = (await client.logs({ workflowRunId })).runs;
+    expect(failed?.workflowState).toBe('RUN_FAILED');
+    expect(ran.sort()).toEqual(['a', 'b', 'c']);
+    // The branches whose result reached the run before it failed (a result that comes after b's
+    // failure is refused: the run has ended).
+    const completed = (failed?.steps ?? [])
+      .flatMap((g) => g.steps as unknown as { stepId: number; stepName: string }[])
+      .filter((step) => step.stepId > 0)
+      .map((step) => step.stepName);
+    expect(completed).not.toContain('b');
+
+    fixed = true;
+    ran.length = 0;
+    const { workflowRuns } = await client.dlq.resume({ filter: { label: 'par' } });
+    expect(workflowRuns).toHaveLength(1);
+    await drive();
+    const [run] = (await client.logs({ workflowRunId: workflowRuns[0]?.workflowRunId })).runs;
+    expect(run?.workflowState).toBe('RUN_SUCCESS');
+    expect(JSON.parse(run?.workflowRunResponse ?? '')).toBe('a-done+b-done+c-done');
+    // Only the failed branch ran again, and any branch whose result had not come.
+    expect(ran.sort()).toEqual(['a', 'b', 'c'].filter((name) => !completed.includes(name)));
+  });
 });
