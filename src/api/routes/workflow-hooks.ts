@@ -61,9 +61,12 @@ function hookEventData(request: FastifyRequest, body: Uint8Array): Uint8Array {
  * have the auth hook).
  */
 export function workflowHookRoutes(app: FastifyInstance, ctx: ApiContext): void {
-  app.all<{ Params: { userId: string; runId: string; eventId: string } }>(
-    '/v2/workflows/hooks/:userId/:runId/:eventId',
-    async (request: HookRequest, reply) => {
+  app.route<{ Params: { userId: string; runId: string; eventId: string } }>({
+    // Every method a webhook sender may use (HEAD comes with GET). Not `app.all`: it adds
+    // QUERY, which OpenAPI 3.1, and so the API document, cannot describe.
+    method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE'],
+    url: '/v2/workflows/hooks/:userId/:runId/:eventId',
+    handler: async (request: HookRequest, reply) => {
       const { userId, runId } = request.params;
       const eventId = checkEventId(request.params.eventId);
       const account = await ctx.accounts.get(userId);
@@ -88,5 +91,5 @@ export function workflowHookRoutes(app: FastifyInstance, ctx: ApiContext): void 
       // 200 with the resuming message when the run waited; 202 when it was kept for its wait.
       return woken ? reply.send({ messageId: woken.messageId }) : reply.code(202).send({});
     },
-  );
+  });
 }

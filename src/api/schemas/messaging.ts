@@ -614,11 +614,59 @@ export function messagingSchemas(prefix: string): Record<string, RouteSchema> {
         ...errors(413),
       },
     },
+    'POST /v2/notify/:runId/:eventId': {
+      summary:
+        'Notify one run: wake its wait for the event, or keep the event for the run’s next wait (lookback)',
+      params: Type.Object({
+        runId: Type.String({ description: 'Workflow run id' }),
+        eventId: Type.String({ description: 'Event id' }),
+      }),
+      consumes: ['*/*'],
+      body: raw('The event data, any bytes'),
+      response: {
+        201: Type.Array(
+          Type.Object({ waiter: WaiterOut, messageId: Type.String(), error: Type.String() }),
+          { description: 'The woken wait, or `[]` when the event was kept for the run' },
+        ),
+        ...common,
+        ...errors(404, 412, 413),
+      },
+    },
     'GET /v2/waiters/:eventId': {
       summary: 'The runs waiting for the event',
       params: eventParam,
       response: { 200: Type.Array(WaiterOut), ...common },
     },
+  });
+
+  // The webhook URL of `context.createWebhook` takes any method and no token: the URL is the
+  // capability (routes/workflow-hooks.ts). OpenAPI 3.1 has no QUERY method, so that one is not
+  // documented.
+  const hook: RouteSchema = {
+    summary:
+      'Resume the run waiting on this webhook with the request (no token: the URL is the capability)',
+    security: [],
+    params: Type.Object({
+      userId: Type.String({ description: 'Account id' }),
+      runId: Type.String({ description: 'Workflow run id' }),
+      eventId: Type.String({ description: 'Event id made by the run’s createWebhook step' }),
+    }),
+    response: {
+      200: Type.Object({ messageId: Type.String() }, { description: 'The waiting run resumes' }),
+      202: Type.Object({}, { description: 'Kept for the run’s next wait for this webhook' }),
+      ...errors(404, 413),
+    },
+  };
+  const hookBody = { ...hook, consumes: ['*/*'], body: raw('Any bytes, passed to the run') };
+  const hookUrl = '/v2/workflows/hooks/:userId/:runId/:eventId';
+  tag(['Workflows'], {
+    [`GET ${hookUrl}`]: hook,
+    [`OPTIONS ${hookUrl}`]: hook,
+    [`TRACE ${hookUrl}`]: hook,
+    [`DELETE ${hookUrl}`]: hookBody,
+    [`POST ${hookUrl}`]: hookBody,
+    [`PUT ${hookUrl}`]: hookBody,
+    [`PATCH ${hookUrl}`]: hookBody,
   });
 
   const keyParam = pathParam('key', 'Flow-control key');
