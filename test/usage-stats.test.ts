@@ -110,7 +110,7 @@ describe.each(STORAGES)('on %s', (storage) => {
   it('rejects an unknown period or parameter with a 400 naming it', async () => {
     const account = await createQueueAccount(admin);
     for (const [query, pattern] of [
-      ['period=2h', /period "2h"/],
+      ['period=2h', /period.*"2h"/],
       ['period=', /period ""/],
       ['periods=1h', /periods/],
     ] as const) {

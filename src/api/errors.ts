@@ -20,11 +20,66 @@ const FASTIFY_CLIENT_ERRORS: Record<string, (e: FastifyError, request: FastifyRe
     FST_ERR_BAD_URL: () => 'malformed URL',
   };
 
+/** Seconds a client is asked to wait (`Retry-After`) when storage is unavailable. */
+export const STORAGE_RETRY_AFTER_S = 5;
+
+/** Driver error codes that mean the database cannot be reached right now, not a bug. */
+const UNAVAILABLE_CODES = new Set([
+  // postgres.js and Node sockets
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+  'CONNECT_TIMEOUT',
+  // PostgreSQL: shutting down, crashed, starting up; too many connections; out of disk
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+  '53100',
+  // SQLite: the disk or the database file is full, or I/O failed
+  'SQLITE_FULL',
+  'SQLITE_IOERR',
+]);
+
+/**
+ * Whether `error` (or an error it wraps) says storage is unreachable or full: such a request is
+ * answered 503 with Retry-After, as the client can repeat it, rather than 500.
+ */
+export function isStorageUnavailable(error: unknown): boolean {
+  for (let e = error, depth = 0; e instanceof Error && depth < 5; depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string') {
+      // PostgreSQL's class 08 is "connection exception"; SQLite extends codes (SQLITE_IOERR_WRITE).
+      if (UNAVAILABLE_CODES.has(code) || code.startsWith('08')) return true;
+      if (code.startsWith('SQLITE_IOERR') || code.startsWith('SQLITE_FULL')) return true;
+    }
+    e = e.cause;
+  }
+  return false;
+}
+
 export function installErrorHandling(app: FastifyInstance, logger: Logger): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof FerryError) {
       if (error.headers) void reply.headers(error.headers);
       return reply.code(error.status).send({ error: error.message });
+    }
+    if (isStorageUnavailable(error)) {
+      logger.warn(
+        { err: error, reqId: request.id, route: request.routeOptions.url },
+        'storage unavailable',
+      );
+      return reply
+        .code(503)
+        .header('retry-after', String(STORAGE_RETRY_AFTER_S))
+        .send({ error: 'storage is unavailable; nothing was stored, try again later' });
     }
     const known = error.code ? FASTIFY_CLIENT_ERRORS[error.code] : undefined;
     const status = error.statusCode ?? 500;

@@ -11,7 +11,11 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
 
-export const MAIN = new URL('../cli/main.js', import.meta.url).pathname;
+/** The built CLI (`dist/cli/main.js`), also when this file runs from `src/` under vitest. */
+export const MAIN = new URL('../cli/main.js', import.meta.url).pathname.replace(
+  /\/src\/cli\/main\.js$/,
+  '/dist/cli/main.js',
+);
 
 export interface FerryNode {
   proc: ChildProcess;

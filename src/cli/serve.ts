@@ -10,6 +10,7 @@ import { FerryError } from '../core/errors.js';
 import { systemClock } from '../core/clock.js';
 import { ConfigError, type Config } from './config.js';
 import type { Account } from '../core/types.js';
+import type { Logger } from '../core/logger.js';
 import { credentialsPath, ensureDefaultAccount, type Credentials } from './credentials.js';
 
 /**
@@ -79,8 +80,35 @@ function openLogger(config: Config): pino.Logger {
   return pino(options, pretty({ colorize: process.stdout.isTTY, sync: true }));
 }
 
+/**
+ * postgres.js 3.4.9 (the latest release) can throw from a `setImmediate` after a connection
+ * closed, writing to its already-null socket (porsager/postgres#1154, #1208; fixes unreleased).
+ * The exception escapes every query, so it would end the process when PostgreSQL restarts; the
+ * query it belonged to was already rejected with CONNECTION_CLOSED, so this one exception is
+ * logged and survived. Any other uncaught exception still ends the process, as by default.
+ */
+function survivePostgresNullSocketWrite(logger: Logger): void {
+  process.on('uncaughtException', (error) => {
+    const known =
+      error instanceof TypeError &&
+      error.message.includes("reading 'write'") &&
+      /postgres[\\/]src[\\/]connection\.js/.test(error.stack ?? '') &&
+      /nextWrite/.test(error.stack ?? '');
+    if (known) {
+      logger.warn(
+        { err: error },
+        'PostgreSQL connection closed during a write (driver bug, survived)',
+      );
+      return;
+    }
+    process.stderr.write(`${error.stack ?? String(error)}\n`);
+    process.exit(1);
+  });
+}
+
 export async function start(config: Config): Promise<void> {
   const logger = openLogger(config);
+  if (config.databaseUrl) survivePostgresNullSocketWrite(logger);
   const ferry = await createFerry({ config, logger });
 
   // Handlers go in before the port opens, so a signal that arrives as soon as the banner is

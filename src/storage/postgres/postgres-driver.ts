@@ -321,6 +321,9 @@ export function openPostgresDriver(options: PostgresDriverOptions): Driver {
   const schema = options.schema ?? 'public';
   const sql = postgres(options.url, {
     max: options.max ?? 10,
+    // A connection attempt to a server that is down or restarting fails after 5 s (the package
+    // waits 30 s), so a request during an outage gets its 503 within a few seconds.
+    connect_timeout: 5,
     connection: { search_path: quoteIdentifier(schema) },
     // CREATE … IF NOT EXISTS and similar emit NOTICEs; the package would print each one.
     onnotice: () => {},
