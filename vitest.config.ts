@@ -6,5 +6,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // Most files wait on child processes, sockets and fsync, not CPU: two at once on the 2-core
+    // CI machine (vitest's default is one fewer than the cores, so one).
+    maxWorkers: 2,
   },
 });
