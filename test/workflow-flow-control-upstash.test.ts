@@ -6,14 +6,13 @@
  */
 import type { Client as QStashClient } from '@upstash/qstash';
 import { serve, type Client } from '@upstash/workflow';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '../src/core/clock.js';
-import { STORAGES, startFerry, type TestFerry } from './helpers/ferry.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { ManualClock } from '../src/core/clock.js';
+import { STORAGES, type TestFerry } from './helpers/ferry.js';
 import {
   serveOptions,
   settle,
-  startWorkflowServer,
-  upstashClients,
+  useUpstashWorkflows,
   type WorkflowServer,
 } from './helpers/workflow-server.js';
 
@@ -59,16 +58,8 @@ describe.each(STORAGES)('flow control of workflow runs (%s)', (storage) => {
     );
   }
 
-  beforeAll(async () => {
-    clock = new ManualClock(Date.now());
-    t = await startFerry({ storage, clock, engine: false, args: ['--header-prefix', 'Upstash'] });
-    server = await startWorkflowServer();
-    ({ qstash, client } = upstashClients(t));
-  });
-  afterAll(async () => {
-    await t.close();
-    await server.close();
-  });
+  const setup = useUpstashWorkflows(storage);
+  beforeAll(() => void ({ t, clock, server, qstash, client } = setup));
 
   it('parallelism 1 holds across every step of runs sharing a key', async () => {
     const { url, seen } = workflow('/wf/fc-parallel');

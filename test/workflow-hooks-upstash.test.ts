@@ -9,15 +9,15 @@
  */
 import type { Client as QStashClient } from '@upstash/qstash';
 import { serve, type Client, type WorkflowContext } from '@upstash/workflow';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../src/cli/credentials.js';
-import { ManualClock } from '../src/core/clock.js';
-import { STORAGES, startFerry, type TestFerry } from './helpers/ferry.js';
+import type { ManualClock } from '../src/core/clock.js';
+import { STORAGES, type TestFerry } from './helpers/ferry.js';
 import {
   serveOptions,
   settle,
-  startWorkflowServer,
   upstashClients,
+  useUpstashWorkflows,
   type WorkflowServer,
 } from './helpers/workflow-server.js';
 
@@ -42,16 +42,8 @@ describe.each(STORAGES)('notify lookback and webhooks with the official SDK (%s)
     return JSON.parse(run?.workflowRunResponse ?? '');
   }
 
-  beforeAll(async () => {
-    clock = new ManualClock(Date.now());
-    t = await startFerry({ storage, clock, engine: false, args: ['--header-prefix', 'Upstash'] });
-    server = await startWorkflowServer();
-    ({ qstash, client } = upstashClients(t));
-  });
-  afterAll(async () => {
-    await t.close();
-    await server.close();
-  });
+  const setup = useUpstashWorkflows(storage);
+  beforeAll(() => void ({ t, clock, server, qstash, client } = setup));
 
   it('a run-scoped notify before the wait is kept for it; a broadcast one is not', async () => {
     const url = workflow<string>('/wf/lookback', async (context) => {

@@ -6,6 +6,9 @@ import { Client as QStashClient, Receiver } from '@upstash/qstash';
 import { Client } from '@upstash/workflow';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll } from 'vitest';
+import { ManualClock } from '../../src/core/clock.js';
+import { startFerry, type TestFerry } from './ferry.js';
 
 export type WebHandler = (request: Request) => Promise<Response>;
 
@@ -110,4 +113,38 @@ export function upstashClients(ferry: { url: string; token: string }) {
     }),
     client: new Client({ baseUrl: ferry.url, token: ferry.token, retry: false }),
   };
+}
+
+/** What `useUpstashWorkflows` starts for a describe block (set by its `beforeAll`). */
+export interface UpstashWorkflows {
+  t: TestFerry;
+  clock: ManualClock;
+  server: WorkflowServer;
+  qstash: QStashClient;
+  client: Client;
+}
+
+/**
+ * Starts, before the describe block's tests, a Ferry in the `Upstash` dialect on `storage` with a
+ * manual clock and no engine loop (tests deliver through `engine.runOnce()`), a workflow server
+ * and the official clients; closes them after.
+ */
+export function useUpstashWorkflows(storage: 'sqlite' | 'postgres'): UpstashWorkflows {
+  const setup = {} as UpstashWorkflows;
+  beforeAll(async () => {
+    setup.clock = new ManualClock(Date.now());
+    setup.t = await startFerry({
+      storage,
+      clock: setup.clock,
+      engine: false,
+      args: ['--header-prefix', 'Upstash'],
+    });
+    setup.server = await startWorkflowServer();
+    Object.assign(setup, upstashClients(setup.t));
+  });
+  afterAll(async () => {
+    await setup.t.close();
+    await setup.server.close();
+  });
+  return setup;
 }

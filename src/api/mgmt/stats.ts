@@ -1,6 +1,14 @@
 /** `GET /v2/queue/stats/{id}?period=…`: the account's metered usage (see core/usage-stats.ts). */
 import type { FastifyInstance } from 'fastify';
-import { buildStats, monthWindow, parsePeriod, periodWindow } from '../../core/usage-stats.js';
+import {
+  buildStats,
+  monthWindow,
+  parsePeriod,
+  periodWindow,
+  type StatsPeriod,
+  type UsageStats,
+} from '../../core/usage-stats.js';
+import type { Executor } from '../../storage/driver.js';
 import { badRequest } from '../../core/errors.js';
 import { ownedAccount } from './accounts.js';
 import type { MgmtContext } from './context.js';
@@ -16,21 +24,36 @@ export function statsRoutes(app: FastifyInstance, ctx: MgmtContext): void {
     const account = await ownedAccount(ctx, request);
     // This node's counts so far go in first; other nodes' arrive with their next flush.
     await ctx.meter.runOnce();
-    const now = ctx.clock.now();
-    const window = periodWindow(period, now);
-    const month = monthWindow(now);
-    const [periodBuckets, monthBuckets, dlqCount] = await Promise.all([
-      ctx.executor.usageSumByStep({ subjectId: account.id, ...window }),
-      ctx.executor.usageSumByStep({ subjectId: account.id, ...month }),
-      ctx.executor.dlqCount({ accountId: account.id }),
-    ]);
-    return buildStats({
-      period: window,
-      periodBuckets,
-      month,
-      monthBuckets,
-      dlqCount,
+    return accountStats(ctx.executor, {
+      accountId: account.id,
+      period,
+      now: ctx.clock.now(),
       pricePer100k: ctx.plans[account.plan].price_per_100k_messages,
     });
+  });
+}
+
+/**
+ * An account's stats object for `period` up to `now`, from its metered buckets and DLQ size
+ * (also the console's `GET /v2/usage`, read with the account's own token).
+ */
+export async function accountStats(
+  executor: Executor,
+  p: { accountId: string; period: StatsPeriod; now: number; pricePer100k: number },
+): Promise<UsageStats> {
+  const window = periodWindow(p.period, p.now);
+  const month = monthWindow(p.now);
+  const [periodBuckets, monthBuckets, dlqCount] = await Promise.all([
+    executor.usageSumByStep({ subjectId: p.accountId, ...window }),
+    executor.usageSumByStep({ subjectId: p.accountId, ...month }),
+    executor.dlqCount({ accountId: p.accountId }),
+  ]);
+  return buildStats({
+    period: window,
+    periodBuckets,
+    month,
+    monthBuckets,
+    dlqCount,
+    pricePer100k: p.pricePer100k,
   });
 }

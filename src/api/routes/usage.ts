@@ -7,7 +7,8 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { PlanTable } from '../../core/plans.js';
-import { buildStats, monthWindow, parsePeriod, periodWindow } from '../../core/usage-stats.js';
+import { parsePeriod } from '../../core/usage-stats.js';
+import { accountStats } from '../mgmt/stats.js';
 import type { ApiContext } from '../context.js';
 import { queryOf } from './flow-control.js';
 
@@ -30,20 +31,10 @@ export function usageRoutes(
     const period = parsePeriod(queryOf(request.url, ['period']).get('period') ?? undefined);
     const account = request.account;
     await options.flush();
-    const now = ctx.clock.now();
-    const window = periodWindow(period, now);
-    const month = monthWindow(now);
-    const [periodBuckets, monthBuckets, dlqCount] = await Promise.all([
-      ctx.executor.usageSumByStep({ subjectId: account.id, ...window }),
-      ctx.executor.usageSumByStep({ subjectId: account.id, ...month }),
-      ctx.executor.dlqCount({ accountId: account.id }),
-    ]);
-    return buildStats({
-      period: window,
-      periodBuckets,
-      month,
-      monthBuckets,
-      dlqCount,
+    return accountStats(ctx.executor, {
+      accountId: account.id,
+      period,
+      now: ctx.clock.now(),
       pricePer100k: options.plans[account.plan].price_per_100k_messages,
     });
   });
