@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import {
+  eventually,
   launchBrowser,
   screenshot,
   signIn,
@@ -22,15 +23,6 @@ let t: TestFerry;
 let browser: TestBrowser;
 let receiver: Receiver;
 const pages: ConsolePage[] = [];
-
-async function eventually(check: () => Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + 15_000;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`timed out waiting until ${what}`);
-}
 
 async function open(path: string): Promise<ConsolePage> {
   const p = await browser.newPage();

@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  eventually,
   launchBrowser,
   screenshot,
   signIn,
@@ -18,16 +19,6 @@ let t: TestFerry;
 let browser: TestBrowser;
 let receiver: Receiver;
 const pages: ConsolePage[] = [];
-
-/** Polls `check` until it holds, with a deadline (waiting on recorded state, not on time). */
-async function eventually(check: () => Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + 15_000;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`timed out waiting until ${what}`);
-}
 
 /** Waits until the log holds `state` for the message (the engine writes it after delivery). */
 function waitForState(messageId: string, state: string): Promise<void> {

@@ -77,3 +77,13 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   const path = new URL(`../../docs/console-${name}.png`, import.meta.url);
   await page.screenshot({ path: path.pathname, fullPage: false });
 }
+
+/** Polls `check` until it holds, with a deadline (waiting on recorded state, not on time). */
+export async function eventually(check: () => Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`timed out waiting until ${what}`);
+}
