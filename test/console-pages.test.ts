@@ -385,6 +385,63 @@ describe('console pages', () => {
     }
   });
 
+  it('every page of the navigation names its controls and fits a phone’s width', async () => {
+    const p = await browser.newPage();
+    pages.push(p);
+    const { page } = p;
+    await page.setViewportSize({ width: 390, height: 844 });
+    await signIn(page, t.url, t.token, '/logs');
+    const nav = page.getByRole('navigation', { name: 'Console' });
+    const names = [
+      'Overview',
+      'Publish',
+      'Logs',
+      'Messages',
+      'DLQ',
+      'Schedules',
+      'URL groups',
+      'Queues',
+      'Flow control',
+      'Workflows',
+      'Keys',
+      'Usage',
+    ];
+    for (const name of names) {
+      await nav.getByRole('link', { name, exact: true }).click();
+      await page.getByRole('heading', { level: 1, name, exact: true }).waitFor();
+      await expectNamedControls(page);
+      const overflow = await page.evaluate<{ scroll: number; client: number }>(
+        '({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })',
+      );
+      expect(overflow.scroll, name).toBeLessThanOrEqual(overflow.client);
+    }
+  });
+
+  it('is usable from the keyboard: Tab reaches the navigation, Enter follows a link', async () => {
+    const p = await browser.newPage();
+    pages.push(p);
+    const { page } = p;
+    await signIn(page, t.url, t.token, '/overview');
+    await page.getByRole('heading', { level: 1, name: 'Overview', exact: true }).waitFor();
+    const dlq = page
+      .getByRole('navigation', { name: 'Console' })
+      .getByRole('link', { name: 'DLQ', exact: true });
+    const href = await dlq.getAttribute('href');
+    const focusedHref = () =>
+      page.evaluate<string | null>(
+        '(document.activeElement instanceof HTMLAnchorElement && document.activeElement.closest("nav")) ? document.activeElement.getAttribute("href") : null',
+      );
+    let focused = false;
+    for (let i = 0; i < 40 && !focused; i++) {
+      await page.keyboard.press('Tab');
+      focused = (await focusedHref()) === href;
+    }
+    expect(focused).toBe(true);
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/\/console\/dlq/);
+    await page.getByRole('heading', { level: 1, name: 'DLQ', exact: true }).waitFor();
+  });
+
   it('sends no request to any host but Ferry', () => {
     const allowed = [new URL(t.url).origin];
     const all = pages.flatMap((p) => p.requests);
