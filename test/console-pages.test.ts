@@ -350,6 +350,7 @@ describe('console pages', () => {
 
       const admin = await createMgmtUser(split, true);
       await page.goto(`${mgmtUrl}/console/`);
+      await page.getByLabel('E-mail').waitFor();
       expect(await page.getByLabel('Token').count()).toBe(0);
       await page.getByLabel('E-mail').fill(admin.email);
       await page.getByLabel('API key').fill(admin.apiKey);

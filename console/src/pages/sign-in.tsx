@@ -108,6 +108,16 @@ function ManagementForm(props: { onSignedIn: (credential: Credential) => void })
  */
 export function SignIn(props: { onSignedIn: (credential: Credential) => void }) {
   const settings = useQuery({ queryKey: ['settings'], queryFn: consoleSettings });
+  if (settings.isPending) {
+    // Which forms to show depends on the port: showing a guess first would flash the wrong one.
+    return (
+      <main class="sign-in" aria-busy="true">
+        <h1>Ferry console</h1>
+        <p class="muted">Loading…</p>
+      </main>
+    );
+  }
+  // Without settings (an old server, a failed fetch) offer both ways in; the API decides.
   const messaging = settings.data?.messaging ?? true;
   const management = settings.data?.management ?? true;
   return (
