@@ -253,8 +253,9 @@ export class Engine {
     let claimed: ClaimedMessage[];
     let taken = 0;
     let gatesLeft = false;
+    let claimedAt: number;
     try {
-      ({ claimed, taken, gatesLeft } = await this.claimAdmitted(limit));
+      ({ claimed, taken, gatesLeft, now: claimedAt } = await this.claimAdmitted(limit));
     } catch (error) {
       this.options.logger.error({ err: error }, 'claiming due messages failed; retrying in 1 s');
       this.endClaim(1_000);
@@ -267,8 +268,9 @@ export class Engine {
       return;
     }
     try {
-      const now = this.options.clock.now();
-      const next = await this.options.executor.messageNextDueAt({ after: now });
+      // After the claim's own time, not the clock's now: a message that became due between the
+      // claim and this read was not claimed, and must count as the next due (it is, now).
+      const next = await this.options.executor.messageNextDueAt({ after: claimedAt });
       this.endClaim(next === undefined ? this.maxIdleMs : next - this.options.clock.now());
     } catch (error) {
       this.options.logger.error({ err: error }, 'reading the next due time failed');
@@ -294,7 +296,7 @@ export class Engine {
    */
   private async claimAdmitted(
     limit: number,
-  ): Promise<{ claimed: ClaimedMessage[]; taken: number; gatesLeft: boolean }> {
+  ): Promise<{ claimed: ClaimedMessage[]; taken: number; gatesLeft: boolean; now: number }> {
     const now = this.options.clock.now();
     const leaseUntil = now + this.options.leaseMs;
     // Admission first: waiting messages of flow-control keys and queues that may start now
@@ -336,7 +338,7 @@ export class Engine {
         done: Promise.resolve(),
       });
     }
-    return { claimed, taken: all.length, gatesLeft };
+    return { claimed, taken: all.length, gatesLeft, now };
   }
 
   /**

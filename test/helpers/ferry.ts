@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { createFerry, type Ferry } from '../../src/app.js';
+import { createFerry, openDriver, type Ferry } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/cli/config.js';
 import { createAccount } from '../../src/cli/credentials.js';
 import type { Clock } from '../../src/core/clock.js';
@@ -29,6 +29,8 @@ export interface TestFerryOptions {
   logger?: Logger;
   /** A storage driver opened by the test (instead of `storage`). */
   driver?: Driver;
+  /** Wraps the storage driver before Ferry uses it (to act at a chosen operation). */
+  wrapDriver?: (driver: Driver) => Driver;
 }
 
 export interface TestFerry {
@@ -64,6 +66,7 @@ export async function startFerry(options: TestFerryOptions = {}): Promise<TestFe
     schema = `ferry_test_${randomBytes(6).toString('hex')}`;
     driver = openPostgresDriver({ url: pgUrl, schema });
   }
+  if (options.wrapDriver) driver = options.wrapDriver(driver ?? openDriver(config));
   const ferry = await createFerry({
     config,
     logger:
