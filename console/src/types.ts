@@ -10,33 +10,9 @@ export type {
   Schedule,
   SigningKeys,
   UrlGroup,
+  WorkflowDlqMessage,
+  WorkflowRun,
 } from '../../src/sdk/types';
-
-/**
- * A workflow run in `GET /v2/workflows/logs` (the SDK's `WorkflowRun`; its module is not
- * types-only, so the shape is restated here).
- */
-export interface WorkflowRun {
-  workflowRunId: string;
-  workflowUrl: string;
-  workflowState: 'RUN_STARTED' | 'RUN_SUCCESS' | 'RUN_FAILED' | 'RUN_CANCELED';
-  workflowRunCreatedAt: number;
-  workflowRunCompletedAt?: number;
-  workflowRunResponse?: string;
-  steps: { type: 'sequential' | 'parallel'; steps: Record<string, unknown>[] }[];
-  labels?: string[];
-  dlqId?: string;
-}
-
-/** A run in the workflow DLQ (`GET /v2/workflows/dlq`). */
-export interface WorkflowDlqMessage {
-  dlqId: string;
-  workflowRunId: string;
-  workflowUrl: string;
-  workflowCreatedAt: number;
-  failureFunctionState?: string;
-  responseStatus?: number;
-}
 
 /** `GET /v2/events`: `cursor` is absent on the last page. */
 export interface EventPage {

@@ -18,10 +18,3 @@ export type { UrlGroupsApi } from './url-groups.js';
 export type { SchedulesApi } from './schedules.js';
 export type * from './types.js';
 export { WorkflowsApi } from './workflows.js';
-export type {
-  ResumedRun,
-  WorkflowDlqMessage,
-  WorkflowDlqSelection,
-  WorkflowFilter,
-  WorkflowRun,
-} from './workflows.js';

@@ -1,55 +1,13 @@
 import { assertId, assertNonEmpty, withCursor } from './http.js';
 import type { HttpClient, QueryValue } from './http.js';
 
-/** Filters of the workflow logs and the workflow DLQ (OR within a field, AND across). */
-export interface WorkflowFilter {
-  workflowRunId?: string | string[];
-  workflowUrl?: string | string[];
-  workflowCreatedAt?: number;
-  state?: string | string[];
-  label?: string | string[];
-  callerIp?: string | string[];
-  flowControlKey?: string | string[];
-  failureFunctionState?: string | string[];
-  fromDate?: number;
-  toDate?: number;
-}
-
-/** A run as `GET /v2/workflows/logs` shows it (see docs/workflows.md). */
-export interface WorkflowRun {
-  workflowRunId: string;
-  workflowUrl: string;
-  workflowState: 'RUN_STARTED' | 'RUN_SUCCESS' | 'RUN_FAILED' | 'RUN_CANCELED';
-  workflowRunCreatedAt: number;
-  workflowRunCompletedAt?: number;
-  workflowRunCallerIp: string;
-  workflowRunResponse?: string;
-  steps: { type: 'sequential' | 'parallel'; steps: Record<string, unknown>[] }[];
-  label?: string;
-  labels?: string[];
-  flowControlKey?: string;
-  dlqId?: string;
-  resumedFrom?: { runId: string; kind: 'resume' | 'restart' };
-}
-
-/** A run in the workflow DLQ: the failed step message's fields plus the run's. */
-export interface WorkflowDlqMessage extends Record<string, unknown> {
-  dlqId: string;
-  workflowRunId: string;
-  workflowUrl: string;
-  workflowCreatedAt: number;
-  failureFunctionState?: string;
-  responseStatus?: number;
-}
-
-/** Which DLQ entries a bulk call acts on: ids, or a filter with its page. */
-export type WorkflowDlqSelection =
-  { dlqIds: string[] } | { filter: WorkflowFilter; cursor?: string; count?: number };
-
-export interface ResumedRun {
-  workflowRunId: string;
-  workflowCreatedAt: number;
-}
+import type {
+  ResumedRun,
+  WorkflowDlqMessage,
+  WorkflowDlqSelection,
+  WorkflowFilter,
+  WorkflowRun,
+} from './types.js';
 
 function selectionQuery(sel: WorkflowDlqSelection): Record<string, QueryValue> {
   if ('dlqIds' in sel) {
