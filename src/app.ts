@@ -87,11 +87,16 @@ function makeDataDir(config: Config): void {
 export function openDriver(config: Config): Driver {
   makeDataDir(config);
   if (config.databaseUrl) {
-    return openPostgresDriver({ url: config.databaseUrl, schema: config.databaseSchema });
+    return openPostgresDriver({
+      url: config.databaseUrl,
+      schema: config.databaseSchema,
+      timeoutMs: config.databaseTimeoutMs,
+    });
   }
   return openSqliteDriver({
     path: join(config.dataDir, 'ferry.db'),
     synchronous: config.sqliteSynchronous,
+    maxSizeBytes: config.sqliteMaxSize,
   });
 }
 

@@ -6,6 +6,7 @@ import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import { FerryError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { MGMT_BODY_LIMIT } from './mgmt/body.js';
+import { STORAGE_NO_ANSWER, StorageNoAnswerError } from '../storage/storage-deadline.js';
 
 /** Fastify's own client-error codes, with the message we answer them with. */
 const FASTIFY_CLIENT_ERRORS: Record<string, (e: FastifyError, request: FastifyRequest) => string> =
@@ -46,7 +47,34 @@ const UNAVAILABLE_CODES = new Set([
   // SQLite: the disk or the database file is full, or I/O failed
   'SQLITE_FULL',
   'SQLITE_IOERR',
+  // The database did not answer in time or lost the connection (storage/storage-deadline.ts)
+  STORAGE_NO_ANSWER,
 ]);
+
+/** The answer when storage failed and nothing the request asked for was written. */
+export const STORAGE_UNAVAILABLE_ERROR =
+  'storage is unavailable; nothing was stored, try again later';
+
+/**
+ * The answer when the database did not confirm a write in time: it may have been applied. A
+ * client that repeats the request may then apply it twice (a publish is delivered twice unless
+ * it carries a deduplication id); saying "nothing was stored" could be a lie.
+ */
+export const STORAGE_OUTCOME_UNKNOWN_ERROR =
+  'storage did not confirm the write in time; it may have been stored: check before repeating ' +
+  'it, or repeat a publish with the same deduplication id so it is not stored twice';
+
+/** The 503's error text for a storage failure: unknown outcome, or nothing stored. */
+function storageErrorText(error: unknown, method: string): string {
+  if (method === 'GET' || method === 'HEAD') return STORAGE_UNAVAILABLE_ERROR;
+  for (let e = error, depth = 0; e instanceof Error && depth < 5; depth++) {
+    if (e instanceof StorageNoAnswerError && e.applied === 'unknown') {
+      return STORAGE_OUTCOME_UNKNOWN_ERROR;
+    }
+    e = e.cause;
+  }
+  return STORAGE_UNAVAILABLE_ERROR;
+}
 
 /**
  * Whether `error` (or an error it wraps) says storage is unreachable or full: such a request is
@@ -79,7 +107,7 @@ export function installErrorHandling(app: FastifyInstance, logger: Logger): void
       return reply
         .code(503)
         .header('retry-after', String(STORAGE_RETRY_AFTER_S))
-        .send({ error: 'storage is unavailable; nothing was stored, try again later' });
+        .send({ error: storageErrorText(error, request.method) });
     }
     const known = error.code ? FASTIFY_CLIENT_ERRORS[error.code] : undefined;
     const status = error.statusCode ?? 500;

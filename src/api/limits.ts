@@ -15,6 +15,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { FerryError } from '../core/errors.js';
+import { StorageNoAnswerError } from '../storage/storage-deadline.js';
 import type { PlanLimits } from '../core/plans.js';
 import {
   burstHeaders,
@@ -55,11 +56,20 @@ export class RequestRateLimiter {
       return undefined;
     }
     const chunk = Math.max(1, Math.floor(limit * this.shareFraction));
-    const window = await this.ctx.executor.rateCounterIncrement({
-      subjectId: accountId,
-      windowStart,
-      by: chunk,
-    });
+    const window = await this.ctx.executor
+      .rateCounterIncrement({ subjectId: accountId, windowStart, by: chunk })
+      .catch((error: unknown) => {
+        // Only the counter's write is in doubt: the request itself has not been acted on, so
+        // its 503 may say that nothing was stored.
+        if (error instanceof StorageNoAnswerError && error.applied === 'unknown') {
+          throw new StorageNoAnswerError(
+            'no',
+            'did not confirm the request count in time (the request was not acted on)',
+            { cause: error },
+          );
+        }
+        throw error;
+      });
     const granted = Math.max(0, Math.min(chunk, limit - (window.count - chunk)));
     let share = this.shares.get(accountId); // read again: other requests ran while we waited
     if (!share || share.windowStart !== window.windowStart) {

@@ -36,6 +36,16 @@ export interface Config {
   databaseUrl?: string;
   /** PostgreSQL schema holding Ferry's tables (created if missing), so deployments can share a database. */
   databaseSchema: string;
+  /**
+   * PostgreSQL: longest wait for the database, ms. A request waiting longer is answered 503
+   * with Retry-After instead of hanging on a server that stopped answering.
+   */
+  databaseTimeoutMs: number;
+  /**
+   * SQLite: largest size of the database file, bytes (`max_page_count`); absent = no limit but
+   * the disk's. Writes beyond it fail as on a full disk (503, nothing stored).
+   */
+  sqliteMaxSize?: number;
   /** Prefix of every custom header (`Svc-Retries`); `Upstash` speaks the QStash SDK dialect. */
   headerPrefix: string;
   /** Refuses private, loopback and link-local destinations. */
@@ -165,6 +175,18 @@ export const OPTIONS = {
     env: 'FERRY_DATABASE_SCHEMA',
     arg: 'S',
     help: "PostgreSQL schema for Ferry's tables (public)",
+  },
+  databaseTimeout: {
+    flag: 'database-timeout',
+    env: 'FERRY_DATABASE_TIMEOUT',
+    arg: 'D',
+    help: 'PostgreSQL: longest wait for the database before a 503 (5s)',
+  },
+  sqliteMaxSize: {
+    flag: 'sqlite-max-size',
+    env: 'FERRY_SQLITE_MAX_SIZE',
+    arg: 'BYTES',
+    help: 'SQLite: largest database file; writes past it get 503 (no limit)',
   },
   headerPrefix: {
     flag: 'header-prefix',
@@ -483,6 +505,11 @@ export function resolveConfig(
     dataDir: resolve(cwd, get('dataDir') ?? '.ferry'),
     databaseUrl,
     databaseSchema: databaseSchema(get('databaseSchema'), describe('databaseSchema')),
+    databaseTimeoutMs: duration('databaseTimeout', '5s', 100),
+    sqliteMaxSize:
+      get('sqliteMaxSize') === undefined
+        ? undefined
+        : integer('sqliteMaxSize', 0, 64 * 1024, Number.MAX_SAFE_INTEGER),
     headerPrefix: prefix,
     production,
     plan,

@@ -7,6 +7,7 @@ import postgres from 'postgres';
 import type { DlqEntry, EventRecord, Message } from '../../core/types.js';
 
 const isGated = (m: Message): boolean => gateOf(m) !== undefined;
+import type { CommitGuard } from '../storage-deadline.js';
 import type {
   BodyUsage,
   DlqInsertManyParams,
@@ -39,6 +40,7 @@ import { migratePostgres, postgresMigrationStatus, quoteIdentifier } from './pos
 import { type Db, transactional } from './postgres-rows.js';
 import * as urlGroups from './postgres-url-groups.js';
 import { wakeChannelOf } from './postgres-wake.js';
+import { Deadline } from '../storage-deadline.js';
 
 export interface PostgresDriverOptions {
   /** Connection URL, `postgres://user:password@host:port/database`. */
@@ -56,24 +58,65 @@ export interface PostgresDriverOptions {
    * test, which EXPLAINs what the driver really runs).
    */
   trace?: (text: string, params: readonly unknown[]) => void;
+  /**
+   * Longest wait for the database, ms (default 5000): an operation or transaction not answered
+   * by then rejects with a `StorageNoAnswerError` (see storage-deadline.ts), so a request never
+   * hangs on a server that stopped answering. Migrations are not bounded.
+   */
+  timeoutMs?: number;
 }
+
+/** Default of {@link PostgresDriverOptions.timeoutMs}. */
+export const DEFAULT_POSTGRES_TIMEOUT_MS = 5_000;
 
 /** Runs `fn` in a transaction (the pool) or in a savepoint (already in a transaction). */
 type Begin = <T>(fn: (tx: postgres.TransactionSql) => Promise<T>) => Promise<T>;
 
-/** Registers an operation so `close()` can wait for it; identity inside a transaction. */
-type Track = <T>(operation: Promise<T>) => Promise<T>;
+/**
+ * Registers an operation so `close()` can wait for it, and bounds it by the deadline (`read`: it
+ * writes nothing, see storage-deadline.ts); identity inside a transaction.
+ */
+type Track = <T>(operation: Promise<T>, read?: boolean) => Promise<T>;
 const untracked: Track = (operation) => operation;
+
+/**
+ * Errors of postgres.js and the socket that mean the connection broke (or the server ended the
+ * session, as a fast shutdown does): a COMMIT sent before them may or may not have been applied.
+ */
+const CONNECTION_LOSS = new Set([
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  '57P01', // admin_shutdown
+  '57P02', // crash_shutdown
+]);
+
+function isConnectionLoss(error: unknown): boolean {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && CONNECTION_LOSS.has(code);
+}
+
+/** Operations of the contract that only read, named by their verb (`messageGet`, `dlqList`…). */
+const READ_VERB =
+  /(Get|GetByEmail|List|Count|CountAll|CountByState|CountInFlight|NextDueAt|SumByStep|Usage|Status)$/;
 
 /**
  * Every operation of the contract over one `Db`: the pool (each statement its own transaction)
  * or a transaction's connection. The SQL lives in one module per table.
  */
 class PostgresExecutor implements Executor {
+  /**
+   * @param track On the pool: registers an operation for `close()` and bounds it by the deadline.
+   * @param pool On the pool only: the deadline of a whole transaction, and `close()`'s tracking.
+   */
   constructor(
     private readonly db: Db,
     private readonly begin: Begin,
     private readonly track: Track = untracked,
+    private readonly pool?: { deadline: Deadline; hold: Track },
   ) {}
 
   /**
@@ -83,18 +126,27 @@ class PostgresExecutor implements Executor {
    * (SQLite nests the same way with better-sqlite3's savepoints.)
    */
   transaction<T>(fn: (tx: Executor) => Promise<T>, options?: TransactionOptions): Promise<T> {
-    const done = this.track(
+    const pool = this.pool;
+    const run = (guard?: CommitGuard): Promise<T> =>
       this.begin(async (tx) => {
+        guard?.started();
         // Like SQLite skipping its WAL fsync wait: COMMIT returns before the WAL flush; a crash
         // of the server may lose the transaction, never reorder it, and never corrupt anything.
-        if (options?.durable === false && this.track !== untracked) {
+        if (options?.durable === false && pool) {
           // Sent without waiting for its answer: the next statements follow it on the same
           // connection (pipelined); if it failed, they fail too and the transaction rolls back.
           tx`SET LOCAL synchronous_commit = off`.execute().catch(() => undefined);
         }
-        return fn(new PostgresExecutor(tx, savepointOf(tx)));
-      }),
-    );
+        const result = await fn(new PostgresExecutor(tx, savepointOf(tx)));
+        // Past the deadline this throws, and the transaction rolls back instead of committing:
+        // the caller was told nothing was stored, so nothing may be.
+        guard?.committing();
+        return result;
+      });
+    // A savepoint inside a transaction is bounded by the outer transaction's deadline.
+    const done = pool
+      ? pool.deadline.transaction((guard) => pool.hold(run(guard)), isConnectionLoss)
+      : run();
     // Unlike SQLite, PostgreSQL makes a commit visible and durable in the same step.
     if (!options?.onCommit) return done;
     return done.then((result) => {
@@ -173,10 +225,10 @@ class PostgresExecutor implements Executor {
   messageCountByState = this.op(stats.messageCountByState);
   bodyDeleteUnreferenced = this.op(bodies.bodyDeleteUnreferenced);
   bodyUsage(): Promise<BodyUsage> {
-    return this.track(bodies.bodyUsage(this.db));
+    return this.track(bodies.bodyUsage(this.db), true);
   }
   dlqCountAll(): Promise<number> {
-    return this.track(stats.dlqCountAll(this.db));
+    return this.track(stats.dlqCountAll(this.db), true);
   }
 
   flowGateAdmit = this.op(flowGates.flowGateAdmit);
@@ -231,7 +283,7 @@ class PostgresExecutor implements Executor {
   scheduleClaimDue = this.op(schedules.scheduleClaimDue);
   scheduleAdvanceMany = this.op(schedules.scheduleAdvanceMany);
   scheduleNextDueAt(): Promise<number | undefined> {
-    return this.track(schedules.scheduleNextDueAt(this.db));
+    return this.track(schedules.scheduleNextDueAt(this.db), true);
   }
 
   workflowRunInsert = this.op(workflows.workflowRunInsert);
@@ -252,7 +304,8 @@ class PostgresExecutor implements Executor {
   private op<P, R>(operation: (db: Db, params: P) => Promise<R>): (params: P) => Promise<R> {
     // `this.db` is read at call time, so the order in which fields and constructor parameter
     // properties are initialized does not matter.
-    return (params) => this.track(operation(this.db, params));
+    const read = READ_VERB.test(operation.name);
+    return (params) => this.track(operation(this.db, params), read);
   }
 
   /** Like `writeInChunks`, with the rows' shared bodies stored first in the same transaction. */
@@ -340,14 +393,19 @@ export function openPostgresDriver(options: PostgresDriverOptions): Driver {
     (await sql.begin(async (tx) => ({ value: await fn(tx) }))).value;
   const wakeChannel = wakeChannelOf(schema);
   const pending = new PendingOperations();
-  const track: Track = (operation) => pending.track(operation);
+  const hold: Track = (operation) => pending.track(operation);
+  const deadline = new Deadline(options.timeoutMs ?? DEFAULT_POSTGRES_TIMEOUT_MS);
+  // Every operation on the pool is bounded; a transaction by its own rule (storage-timeout.ts).
+  const track: Track = (operation, read = false) =>
+    deadline.operation(pending.track(operation), read);
   let closing: Promise<void> | undefined;
 
   return {
     name: 'postgres',
-    executor: new PostgresExecutor(sql, begin, track),
-    migrate: () => track(migratePostgres(sql, schema)),
-    migrationStatus: () => track(postgresMigrationStatus(sql)),
+    executor: new PostgresExecutor(sql, begin, track, { deadline, hold }),
+    // A migration may legitimately run for long (an index on a large table): not bounded.
+    migrate: () => hold(migratePostgres(sql, schema)),
+    migrationStatus: () => track(postgresMigrationStatus(sql), true),
     async listenWake(onWake) {
       const subscription = await sql.listen(wakeChannel, (payload) => {
         const dueAt = payload === '' ? undefined : Number(payload);

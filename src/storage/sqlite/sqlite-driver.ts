@@ -30,6 +30,13 @@ export interface SqliteDriverOptions {
    * asks SQLite for the plan of what the driver really runs).
    */
   trace?: (text: string) => void;
+  /**
+   * Largest size of the database file, bytes (SQLite's `max_page_count`, rounded down to whole
+   * pages). A write that would grow the file past it fails with `SQLITE_FULL`, as on a full disk,
+   * and its transaction rolls back. Lets an operator cap Ferry's disk use, and lets the tests
+   * fill "the disk" without a small filesystem. Absent: no limit but the disk's.
+   */
+  maxSizeBytes?: number;
 }
 
 /** The connection settings in effect, read back from SQLite (for the start banner and tests). */
@@ -112,6 +119,11 @@ export function openSqliteDriver(options: SqliteDriverOptions): SqliteDriver {
     // The label filter uses LIKE (see sql/filter.ts). SQLite's LIKE ignores ASCII case by
     // default, PostgreSQL's does not; labels, like every other filter field, match exactly.
     db.pragma('case_sensitive_like = ON');
+    if (options.maxSizeBytes !== undefined) {
+      const pageSize = db.pragma('page_size', { simple: true }) as number;
+      // SQLite keeps the current page count if the file is already larger than the limit.
+      db.pragma(`max_page_count = ${Math.max(1, Math.floor(options.maxSizeBytes / pageSize))}`);
+    }
   } catch (error) {
     db.close();
     throw error;

@@ -1,0 +1,117 @@
+/**
+ * A bound on how long a caller waits for the database. When the server stops answering (an
+ * outage, a network partition, a frozen host), a query waits for TCP to give up, which takes
+ * minutes; a request waiting on it would hang. Past the deadline the caller gets a
+ * {@link StorageNoAnswerError} instead, which the API answers `503` with `Retry-After`.
+ *
+ * The error says what became of the work, because a client retries on a 503:
+ * - `applied: 'no'`: a read, or a transaction whose COMMIT was never sent. Ferry makes sure it
+ *   never is (the transaction rolls back when its work finishes late), so "nothing was stored"
+ *   is true.
+ * - `applied: 'unknown'`: a COMMIT (or a single write outside a transaction) was sent and its
+ *   answer never came, because the deadline passed or the connection was lost. It may have been
+ *   applied; the answer says so rather than claim it was not.
+ */
+export type AppliedOutcome = 'no' | 'unknown';
+
+/** The `code` of a {@link StorageNoAnswerError}, read by the API's error mapping. */
+export const STORAGE_NO_ANSWER = 'STORAGE_NO_ANSWER';
+
+export class StorageNoAnswerError extends Error {
+  readonly code = STORAGE_NO_ANSWER;
+  constructor(
+    readonly applied: AppliedOutcome,
+    /** What happened: `did not answer within 5000 ms`, `lost the connection during a commit`. */
+    what: string,
+    options?: { cause: unknown },
+  ) {
+    super(
+      `storage ${what}; ${applied === 'no' ? 'nothing was written' : 'the write may have been applied'}`,
+      options,
+    );
+    this.name = 'StorageNoAnswerError';
+  }
+}
+
+/** Hooks a transaction calls so the deadline knows whether its COMMIT may have been sent. */
+export interface CommitGuard {
+  /** Call when the transaction's work starts; throws if the deadline has passed already. */
+  started(): void;
+  /**
+   * Call when the work is done, just before the COMMIT goes out; throws (so the transaction rolls
+   * back instead) if the deadline has passed meanwhile.
+   */
+  committing(): void;
+}
+
+/**
+ * Races work against a timer. The work itself is not cancelled (the driver has no way to stop a
+ * query the server does not answer); its late result or error is ignored.
+ */
+export class Deadline {
+  constructor(readonly timeoutMs: number) {}
+
+  /**
+   * A single operation: past the deadline, a write's outcome is unknown (`read: false`); a read
+   * wrote nothing (`read: true`).
+   */
+  operation<T>(work: Promise<T>, read: boolean): Promise<T> {
+    return this.race(work, () => this.timedOut(read ? 'no' : 'unknown'));
+  }
+
+  /**
+   * A transaction: `run` starts it and calls the guard's hooks. Past the deadline before
+   * `committing()`, the transaction can no longer commit (`applied: 'no'`); after it, the COMMIT
+   * may have reached the server (`applied: 'unknown'`). An error after `committing()` for which
+   * `lostConnection` is true (the connection broke before COMMIT's answer) is unknown too.
+   */
+  transaction<T>(
+    run: (guard: CommitGuard) => Promise<T>,
+    lostConnection: (error: unknown) => boolean,
+  ): Promise<T> {
+    let state: 'running' | 'committing' | 'abandoned' = 'running';
+    const abandoned = (): StorageNoAnswerError => this.timedOut('no');
+    const work = run({
+      started() {
+        if (state === 'abandoned') throw abandoned();
+      },
+      committing() {
+        if (state === 'abandoned') throw abandoned();
+        state = 'committing';
+      },
+    }).catch((error: unknown) => {
+      if (state === 'committing' && lostConnection(error)) {
+        throw new StorageNoAnswerError('unknown', 'lost the connection during a commit', {
+          cause: error,
+        });
+      }
+      throw error;
+    });
+    return this.race(work, () => {
+      const applied = state === 'committing' ? 'unknown' : 'no';
+      state = 'abandoned';
+      return this.timedOut(applied);
+    });
+  }
+
+  private timedOut(applied: AppliedOutcome): StorageNoAnswerError {
+    return new StorageNoAnswerError(applied, `did not answer within ${this.timeoutMs} ms`);
+  }
+
+  private race<T>(work: Promise<T>, onTimeout: () => Error): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => reject(onTimeout()), this.timeoutMs);
+      work.then(
+        (value) => {
+          clearTimeout(timer);
+          resolve(value);
+        },
+        (error: unknown) => {
+          clearTimeout(timer);
+          // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- passed on as the work rejected
+          reject(error);
+        },
+      );
+    });
+  }
+}
