@@ -205,6 +205,7 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
   const ops: OpsOptions = {
     readiness: {
       migrationStatus: () => driver.migrationStatus(),
+      storageFull: driver.storageFull && (() => driver.storageFull?.() ?? false),
       stopping: () => stopping !== undefined,
       logger,
     },

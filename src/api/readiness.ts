@@ -12,6 +12,8 @@ export type Readiness = { ready: true } | { ready: false; reason: string };
 
 export interface ReadinessOptions {
   migrationStatus: () => Promise<MigrationStatus>;
+  /** True while storage has no room to write (SQLite's full disk or size limit). */
+  storageFull?: () => boolean;
   /** True once a graceful stop has begun. */
   stopping: () => boolean;
   logger: Logger;
@@ -29,6 +31,10 @@ export async function checkReadiness(options: ReadinessOptions): Promise<Readine
   });
   try {
     const status = await Promise.race([options.migrationStatus(), timeout]);
+    // Reads still work and deliveries free space, but publishes are refused: not ready.
+    if (options.storageFull?.()) {
+      return { ready: false, reason: 'storage is full: writes fail for lack of space' };
+    }
     if (status.pending.length > 0) {
       return {
         ready: false,

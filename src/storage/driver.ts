@@ -870,6 +870,13 @@ export interface Driver {
    * its own tools (`pg_dump`, `pg_basebackup`) back it up.
    */
   backup?(path: string): Promise<void>;
+  /**
+   * Readiness: true while storage has no room to write, that is while the last write failed
+   * for lack of space (SQLite's `SQLITE_FULL`: the disk, or `--sqlite-max-size`) and none has
+   * succeeded since. PostgreSQL leaves it out: its disk-full errors reach the requests that
+   * write, and its readiness is the server's.
+   */
+  storageFull?(): boolean;
   /** Closes connections; pending operations finish first. Idempotent. */
   close(): Promise<void>;
 }

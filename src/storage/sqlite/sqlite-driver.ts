@@ -200,6 +200,10 @@ class SqliteDriverImpl implements SqliteDriver {
    * copy is the database as it is when the last step ends: every transaction that committed
    * before then, none in part.
    */
+  storageFull(): boolean {
+    return this.root.full;
+  }
+
   async backup(path: string): Promise<void> {
     await this.db.backup(path, { progress: () => BACKUP_PAGES_PER_STEP });
   }

@@ -18,6 +18,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { WalSync } from './wal-sync.js';
+import { StorageNoAnswerError } from '../storage-deadline.js';
 import type {
   Account,
   ClaimedMessage,
@@ -393,8 +394,22 @@ function settle<T>(op: () => T): Promise<T> {
 }
 
 /** The driver's own executor: operations outside any transaction. */
+/** SQLite's "no room": the disk is full or the file reached `max_page_count`. */
+const isFull = (error: unknown): boolean =>
+  (error as { code?: unknown } | undefined)?.code === 'SQLITE_FULL';
+
+/**
+ * The WAL's fsync failed after COMMIT: the transaction is in the WAL and visible (and would be
+ * delivered), but was not confirmed durable. Its caller must not be told "nothing was stored".
+ */
+function syncFailed(error: unknown): StorageNoAnswerError {
+  return new StorageNoAnswerError('unknown', 'could not sync a commit to disk', { cause: error });
+}
+
 export class RootScope implements Scope {
   private closed = false;
+  /** See {@link RootScope.full}. */
+  private lastWriteFull = false;
   private readonly begin: Database.Statement;
   private readonly commit: Database.Statement;
   private readonly rollback: Database.Statement;
@@ -425,9 +440,21 @@ export class RootScope implements Scope {
     // A write outside a transaction commits by itself: report it only once it is durable.
     const durable = (): T | Promise<T> => {
       const before = this.totalChanges.get() as number;
-      const result = op();
+      let result: T;
+      try {
+        result = op();
+      } catch (error) {
+        if (isFull(error)) this.lastWriteFull = true;
+        throw error;
+      }
       if ((this.totalChanges.get() as number) === before) return result;
-      return (this.walSync as WalSync).sync().then(() => result);
+      this.lastWriteFull = false;
+      return (this.walSync as WalSync).sync().then(
+        () => result,
+        (error: unknown) => {
+          throw syncFailed(error);
+        },
+      );
     };
     if (this.lock.idle && !this.closed) return settle(durable).then((r) => r);
     return this.lock.runExclusive(() => {
@@ -448,9 +475,12 @@ export class RootScope implements Scope {
       try {
         result = await fn(tx.executor);
         this.commit.run();
+        this.lastWriteFull = false;
         this.ops.leases.commit();
         options?.onCommit?.();
       } catch (error) {
+        // On SQLITE_FULL, SQLite may have rolled the whole transaction back already.
+        if (isFull(error)) this.lastWriteFull = true;
         if (this.db.inTransaction) this.rollback.run();
         this.ops.leases.rollback();
         this.ops.flowGates.forgetReady();
@@ -462,7 +492,11 @@ export class RootScope implements Scope {
       released = true;
       // A non-durable commit is already in the WAL (it survives a process crash); the next
       // durable commit's fsync covers it too.
-      if (this.walSync && options?.durable !== false) await this.walSync.sync();
+      if (this.walSync && options?.durable !== false) {
+        await this.walSync.sync().catch((error: unknown) => {
+          throw syncFailed(error);
+        });
+      }
       return result;
     } finally {
       if (!released) {
@@ -470,6 +504,14 @@ export class RootScope implements Scope {
         this.lock.release();
       }
     }
+  }
+
+  /**
+   * True while the last write failed with `SQLITE_FULL` and none has committed since: storage
+   * has no room for what was asked of it (readiness reports it).
+   */
+  get full(): boolean {
+    return this.lastWriteFull;
   }
 
   /** Runs `fn` alone on the connection (migrations); nothing else runs meanwhile. */
