@@ -8,9 +8,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/core/clock.js';
 import { STORAGES, startFerry, type TestFerry } from './helpers/ferry.js';
-
-/** A name with no DNS answer: accepted at request time, fails at delivery (for DLQ entries). */
-const PUBLIC = 'https://ferry-test.invalid/hook';
+import { PUBLIC, failedDlqEntry } from './helpers/ssrf.js';
 
 /** Spellings of addresses that are not globally reachable, as a URL host. */
 const PRIVATE_URLS = [
@@ -45,20 +43,7 @@ describe.each(STORAGES)('production mode (%s)', (storage) => {
     expect(error).toMatch(field);
   }
 
-  /** A message that failed for good: publish to a name that does not resolve, no retries. */
-  async function dlqEntry(): Promise<string> {
-    const res = await t.api(`/v2/publish/${PUBLIC}`, {
-      method: 'POST',
-      headers: { 'Svc-Retries': '0' },
-      body: 'x',
-    });
-    expect(res.status).toBe(200);
-    await t.ferry.engine.runOnce();
-    const dlq = (await (await t.api('/v2/dlq')).json()) as { messages: { dlqId: string }[] };
-    const [entry] = dlq.messages;
-    if (!entry) throw new Error('no DLQ entry');
-    return entry.dlqId;
-  }
+  const dlqEntry = (): Promise<string> => failedDlqEntry(t);
 
   it('publish: every spelling of a private destination is refused (the reference answer)', async () => {
     for (const url of PRIVATE_URLS) {

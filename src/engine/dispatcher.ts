@@ -42,29 +42,44 @@ export interface HttpDispatcherOptions {
   refusePrivate: boolean;
   /** Sockets per origin; deliveries to one destination beyond it wait for a free socket. */
   connectionsPerOrigin?: number;
+  /**
+   * Resolves host names when connecting (default `dns.lookup`). Production mode checks its
+   * answers; tests inject a resolver they control (DNS rebinding).
+   */
+  lookup?: typeof dnsLookup;
 }
 
 /** The error text for an address refused in production mode. */
 export const PRIVATE_ADDRESS_ERROR = 'destination resolves to a private or loopback address';
 
-/** A DNS lookup that fails for private addresses, so the check covers every connect. */
-const guardedLookup: LookupFunction = (hostname, options, callback) => {
-  dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
-    if (error) return callback(error, '', 0);
-    const refused = addresses.find((a) => isPrivateAddress(a.address));
-    if (refused) return callback(new Error(PRIVATE_ADDRESS_ERROR), '', 0);
-    if (options.all) return (callback as (e: null, a: LookupAddress[]) => void)(null, addresses);
-    const first = addresses[0];
-    if (!first) return callback(new Error(`no address for ${hostname}`), '', 0);
-    callback(null, first.address, first.family);
-  });
-};
+/**
+ * A DNS lookup that fails for private addresses, so the check covers every connect: the
+ * addresses checked are the ones the socket connects to, so a name whose answer changes between
+ * lookups (DNS rebinding) cannot pass the check with one answer and connect with another.
+ */
+const guardedLookup =
+  (lookup: typeof dnsLookup): LookupFunction =>
+  (hostname, options, callback) => {
+    lookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
+      if (error) return callback(error, '', 0);
+      const refused = addresses.find((a) => isPrivateAddress(a.address));
+      if (refused) return callback(new Error(PRIVATE_ADDRESS_ERROR), '', 0);
+      if (options.all) return (callback as (e: null, a: LookupAddress[]) => void)(null, addresses);
+      const first = addresses[0];
+      if (!first) return callback(new Error(`no address for ${hostname}`), '', 0);
+      callback(null, first.address, first.family);
+    });
+  };
 
 export function createHttpDispatcher(options: HttpDispatcherOptions): Dispatcher {
   const agent = new Agent({
     keepAliveTimeout: 30_000,
     connections: options.connectionsPerOrigin ?? 128,
-    connect: options.refusePrivate ? { lookup: guardedLookup } : {},
+    connect: options.refusePrivate
+      ? { lookup: guardedLookup(options.lookup ?? dnsLookup) }
+      : options.lookup
+        ? { lookup: options.lookup }
+        : {},
   });
 
   return {

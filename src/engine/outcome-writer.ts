@@ -264,6 +264,8 @@ export class OutcomeWriter {
           outcome: kind,
           retried: message.retried,
           status: attempt.kind === 'response' ? attempt.status : undefined,
+          // Ferry's own text (a refused address, a timeout, a connection error), never the URL.
+          error: attempt.kind === 'error' ? attempt.error : undefined,
         },
         'delivery attempt',
       );

@@ -13,6 +13,7 @@ import type { Clock } from '../../src/core/clock.js';
 import { silentLogger, type Logger } from '../../src/core/logger.js';
 import type { Account, PlanName } from '../../src/core/types.js';
 import type { Driver } from '../../src/storage/driver.js';
+import type { Dispatcher } from '../../src/engine/dispatcher.js';
 import { openPostgresDriver } from '../../src/storage/postgres/postgres-driver.js';
 import { FerryClient } from '../../src/sdk/index.js';
 
@@ -31,6 +32,8 @@ export interface TestFerryOptions {
   driver?: Driver;
   /** Wraps the storage driver before Ferry uses it (to act at a chosen operation). */
   wrapDriver?: (driver: Driver) => Driver;
+  /** The delivery dispatcher (instead of the one the config builds). */
+  dispatcher?: Dispatcher;
 }
 
 export interface TestFerry {
@@ -76,6 +79,7 @@ export async function startFerry(options: TestFerryOptions = {}): Promise<TestFe
         : silentLogger),
     clock: options.clock,
     driver,
+    dispatcher: options.dispatcher,
   });
   await ferry.start();
   const { account, token } = await createAccount({
