@@ -29,6 +29,24 @@ describe('loadConfig', () => {
     expect(config.plans).toEqual(DEFAULT_PLANS);
   });
 
+  it('reads the storage bounds (--database-timeout, --sqlite-max-size), and refuses bad values', () => {
+    const defaults = loadConfig([], {}, dir);
+    expect(defaults.databaseTimeoutMs).toBe(5_000);
+    expect(defaults.sqliteMaxSize).toBeUndefined();
+    const config = loadConfig(
+      ['--database-timeout', '2s'],
+      { FERRY_SQLITE_MAX_SIZE: '1048576' },
+      dir,
+    );
+    expect(config).toMatchObject({ databaseTimeoutMs: 2_000, sqliteMaxSize: 1_048_576 });
+    expect(() => loadConfig(['--database-timeout', '0s'], {}, dir)).toThrow(
+      /--database-timeout\/FERRY_DATABASE_TIMEOUT must be at least 1s/,
+    );
+    expect(() => loadConfig(['--sqlite-max-size', '1000'], {}, dir)).toThrow(
+      /--sqlite-max-size\/FERRY_SQLITE_MAX_SIZE must be an integer from 65536/,
+    );
+  });
+
   it('reads the metrics and log options, and refuses bad values', () => {
     const defaults = loadConfig([], {}, dir);
     expect(defaults).toMatchObject({ logFormat: 'json', metricsAccountLabel: false });

@@ -505,7 +505,7 @@ export function resolveConfig(
     dataDir: resolve(cwd, get('dataDir') ?? '.ferry'),
     databaseUrl,
     databaseSchema: databaseSchema(get('databaseSchema'), describe('databaseSchema')),
-    databaseTimeoutMs: duration('databaseTimeout', '5s', 100),
+    databaseTimeoutMs: duration('databaseTimeout', '5s', 1_000),
     sqliteMaxSize:
       get('sqliteMaxSize') === undefined
         ? undefined
