@@ -67,7 +67,7 @@ export async function startFerry(options: TestFerryOptions = {}): Promise<TestFe
   if (options.storage === 'postgres') {
     if (!pgUrl) throw new Error('TEST_DATABASE_URL is not set');
     schema = `ferry_test_${randomBytes(6).toString('hex')}`;
-    driver = openPostgresDriver({ url: pgUrl, schema });
+    driver = openPostgresDriver({ url: pgUrl, schema, timeoutMs: config.databaseTimeoutMs });
   }
   if (options.wrapDriver) driver = options.wrapDriver(driver ?? openDriver(config));
   const ferry = await createFerry({

@@ -1,15 +1,16 @@
 /**
- * The PostgreSQL driver's deadline (storage-deadline.ts) against a real server: a transaction the
- * server does not answer in time is reported "not applied" and then really never commits, even
- * when the server answers later; a read past the deadline is "not applied"; a write outside a
- * transaction is "unknown". The server is kept from answering by a lock another connection holds
- * (the statement waits on it), which is released after the deadline has passed.
- * Needs `TEST_DATABASE_URL`.
+ * The PostgreSQL driver's deadline (storage-deadline.ts) against a real server, reached through
+ * a TCP proxy the test can freeze (bytes held both ways, connections left open: a network
+ * partition or a frozen host). A transaction the server does not answer in time is reported
+ * "not applied" and then really never commits once the server answers again; a COMMIT sent
+ * into the freeze is reported "unknown" (and does apply afterwards); a read is "not applied", a
+ * single write "unknown". Needs `TEST_DATABASE_URL`.
  */
 import { randomBytes } from 'node:crypto';
+import { createServer, connect, type Server, type Socket } from 'node:net';
 import postgres from 'postgres';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { T0, makeAccount, makeMessage } from '../conformance/fixtures.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { makeAccount, makeMessage } from '../conformance/fixtures.js';
 import type { Driver } from '../driver.js';
 import { StorageNoAnswerError } from '../storage-deadline.js';
 import { openPostgresDriver } from './postgres-driver.js';
@@ -18,14 +19,70 @@ import { quoteIdentifier } from './postgres-migrate.js';
 const url = process.env.TEST_DATABASE_URL;
 if (!url) console.log('postgres-deadline.test.ts: TEST_DATABASE_URL is not set; skipped');
 
+/** The driver's deadline in these tests, ms. */
+const TIMEOUT_MS = 400;
+
+/** A TCP proxy to the database whose traffic the test can hold (freeze) and release (thaw). */
+interface FreezableProxy {
+  port: number;
+  freeze(): void;
+  thaw(): void;
+  close(): Promise<void>;
+}
+
+async function startProxy(target: URL): Promise<FreezableProxy> {
+  let frozen = false;
+  const held: (() => void)[] = [];
+  const sockets = new Set<Socket>();
+  const forward = (from: Socket, to: Socket): void => {
+    from.on('data', (chunk: Buffer) => {
+      if (frozen) held.push(() => to.write(chunk));
+      else to.write(chunk);
+    });
+  };
+  const server: Server = createServer((client) => {
+    const upstream = connect(Number(target.port || 5432), target.hostname);
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('error', () => undefined);
+      s.on('close', () => {
+        client.destroy();
+        upstream.destroy();
+        sockets.delete(s);
+      });
+    }
+    forward(client, upstream);
+    forward(upstream, client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as { port: number }).port,
+    freeze: () => void (frozen = true),
+    thaw() {
+      frozen = false;
+      for (const release of held.splice(0)) release();
+    },
+    async close() {
+      for (const s of sockets) s.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
 describe.skipIf(!url)('PostgreSQL driver deadline', () => {
   const schema = `ferry_test_${randomBytes(6).toString('hex')}`;
   const account = makeAccount();
+  let proxy: FreezableProxy;
   let driver: Driver;
   let admin: postgres.Sql;
 
   beforeAll(async () => {
-    driver = openPostgresDriver({ url: url ?? '', schema, timeoutMs: 300 });
+    const direct = new URL(url ?? '');
+    proxy = await startProxy(direct);
+    const proxied = new URL(direct.href);
+    proxied.hostname = '127.0.0.1';
+    proxied.port = String(proxy.port);
+    driver = openPostgresDriver({ url: proxied.href, schema, timeoutMs: TIMEOUT_MS });
     await driver.migrate();
     await driver.executor.accountInsert({ account });
     admin = postgres(url ?? '', {
@@ -34,83 +91,82 @@ describe.skipIf(!url)('PostgreSQL driver deadline', () => {
       connection: { search_path: quoteIdentifier(schema) },
     });
   });
+  afterEach(() => proxy.thaw());
   afterAll(async () => {
     await driver.close();
+    await proxy.close();
     await admin.unsafe(`DROP SCHEMA IF EXISTS ${quoteIdentifier(schema)} CASCADE`);
     await admin.end({ timeout: 5 });
   });
 
-  /**
-   * Runs `during` while another connection holds an exclusive lock on `table`, so that every
-   * statement of the driver touching it waits; `during`'s promise settles (at the deadline)
-   * before the lock is released.
-   */
-  async function withTableLocked<T>(table: string, during: () => Promise<T>): Promise<T> {
-    let release: () => void = () => undefined;
-    let locked: () => void = () => undefined;
-    const isLocked = new Promise<void>((resolve) => (locked = resolve));
-    const held = admin.begin(async (tx) => {
-      await tx.unsafe(`LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`);
-      locked();
-      await new Promise<void>((resolve) => (release = resolve));
-    });
-    await isLocked;
-    try {
-      return await during();
-    } finally {
-      release();
-      await held;
-    }
+  /** The rejection of `work` (fails the test if it resolves). */
+  const rejectionOf = (work: Promise<unknown>): Promise<unknown> =>
+    work.then(
+      () => {
+        throw new Error('expected the operation to fail');
+      },
+      (error: unknown) => error,
+    );
+
+  /** Resolves once `done()` is true, polling the database (a round trip per check). */
+  async function until(done: () => boolean): Promise<void> {
+    const deadline = Date.now() + 10_000;
+    while (!done() && Date.now() < deadline) await admin`SELECT pg_sleep(0.02)`;
+    expect(done()).toBe(true);
   }
 
+  const stored = async (id: string): Promise<boolean> =>
+    (await admin`SELECT id FROM messages WHERE id = ${id}`).length === 1;
+
   it('a transaction past the deadline is "not applied" and never commits, even once the server answers', async () => {
-    const message = makeMessage(account.id, { id: 'msg_deadline_tx' });
-    const statementDone = { at: 0 };
-    const error = await withTableLocked('messages', () =>
-      driver.executor
-        .transaction(async (tx) => {
-          await tx.messageInsertMany({ messages: [message] });
-          statementDone.at = Date.now();
-        })
-        .then(
-          () => undefined,
-          (e: unknown) => e,
-        ),
+    const message = makeMessage(account.id, { id: 'msg_deadline_no' });
+    let inserted = false;
+    const started = Date.now();
+    const error = await rejectionOf(
+      driver.executor.transaction(async (tx) => {
+        proxy.freeze(); // BEGIN was answered; the INSERT goes out into the freeze
+        await tx.messageInsertMany({ messages: [message] });
+        inserted = true;
+      }),
     );
+    const waited = Date.now() - started;
     expect(error).toBeInstanceOf(StorageNoAnswerError);
     expect(error).toMatchObject({ applied: 'no', code: 'STORAGE_NO_ANSWER' });
-    // The lock is released: the INSERT completes, then the transaction must roll back.
-    const deadline = Date.now() + 10_000;
-    while (statementDone.at === 0 && Date.now() < deadline) {
-      await admin`SELECT pg_sleep(0.05)`;
-    }
-    expect(statementDone.at).toBeGreaterThan(0);
-    // The driver's pool has answered everything sent before (its ROLLBACK included) once a
-    // later statement on it returns.
-    await driver.executor.messageCountInFlight({ accountId: account.id, now: T0 });
-    const rows = await admin`SELECT id FROM messages WHERE id = ${message.id}`;
-    expect(rows).toHaveLength(0);
+    expect(waited).toBeGreaterThanOrEqual(TIMEOUT_MS - 5);
+    // The server answers again: the INSERT completes, and the transaction must roll back.
+    proxy.thaw();
+    await until(() => inserted);
+    // Once a later statement on the pool returns, the transaction's ROLLBACK has been answered.
+    await driver.executor.messageGet({ accountId: account.id, id: message.id });
+    expect(await stored(message.id)).toBe(false);
     // Storage works again: the same insert commits.
     await driver.executor.transaction((tx) => tx.messageInsertMany({ messages: [message] }));
-    expect(await admin`SELECT id FROM messages WHERE id = ${message.id}`).toHaveLength(1);
+    expect(await stored(message.id)).toBe(true);
+  });
+
+  it('a COMMIT sent and not answered is "unknown" (and may well apply)', async () => {
+    const message = makeMessage(account.id, { id: 'msg_deadline_unknown' });
+    const error = await rejectionOf(
+      driver.executor.transaction(async (tx) => {
+        await tx.messageInsertMany({ messages: [message] });
+        proxy.freeze(); // the COMMIT goes out into the freeze
+      }),
+    );
+    expect(error).toMatchObject({ applied: 'unknown', code: 'STORAGE_NO_ANSWER' });
+    proxy.thaw();
+    await until(() => true);
+    await driver.executor.messageGet({ accountId: account.id, id: message.id });
+    expect(await stored(message.id)).toBe(true);
   });
 
   it('a read past the deadline is "not applied"; a write outside a transaction is "unknown"', async () => {
-    const read = await withTableLocked('messages', () =>
-      driver.executor.messageGet({ accountId: account.id, id: 'msg_x' }).then(
-        () => undefined,
-        (e: unknown) => e,
-      ),
-    );
-    expect(read).toMatchObject({ applied: 'no', code: 'STORAGE_NO_ANSWER' });
-    const write = await withTableLocked('messages', () =>
-      driver.executor
-        .messageDeleteMany({ accountId: account.id, filter: { messageIds: ['msg_x'] } })
-        .then(
-          () => undefined,
-          (e: unknown) => e,
-        ),
-    );
-    expect(write).toMatchObject({ applied: 'unknown', code: 'STORAGE_NO_ANSWER' });
+    proxy.freeze();
+    const read = driver.executor.messageGet({ accountId: account.id, id: 'msg_x' });
+    const write = driver.executor.messageDeleteMany({
+      accountId: account.id,
+      filter: { messageIds: ['msg_x'] },
+    });
+    expect(await rejectionOf(read)).toMatchObject({ applied: 'no' });
+    expect(await rejectionOf(write)).toMatchObject({ applied: 'unknown' });
   });
 });
