@@ -52,7 +52,13 @@ const { values } = parseArgs({
 });
 const databaseUrl = values['database-url'];
 const schema = `ferry_lists_${process.pid}`;
-const storageArgs = databaseUrl ? ['--database-url', databaseUrl, '--database-schema', schema] : [];
+// PostgreSQL needs a key to seal stored secrets (any, for one run).
+const storageArgs = databaseUrl
+  ? [
+      ...['--database-url', databaseUrl, '--database-schema', schema],
+      ...['--secret-key', randomBytes(32).toString('base64')],
+    ]
+  : [];
 const load = () => loadavg().map((l) => Math.round(l * 10) / 10);
 const loadAtStart = load();
 const count = Number(values.count);
