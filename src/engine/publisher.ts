@@ -62,10 +62,12 @@ export interface PublisherOptions {
  * at {@link STEP_TARGET_MS}: on SQLite a step is synchronous (its whole time), on PostgreSQL only
  * the building of its statements is (the round trip is awaited), so PostgreSQL keeps steps of
  * {@link MAX_STEP_ROWS} and no more round trips. Measured with scripts/measure-fanout.mjs (SQLite,
- * 1,000 endpoints, a 1 MiB body stored once, this 2-core machine at a load average of ~10, three
- * interleaved runs of 5 publishes per size): the server's longest turn took 17 to 24 ms of CPU
- * with fixed steps of 100 messages and their CREATED events, 10 to 13 ms with 50, and no less
- * with 25 (what is left is another part of the publish); the publish's CPU time was the same.
+ * 1,000 endpoints, a 1 MiB body stored once, this 2-core machine at a load average of ~10, runs
+ * of 5 publishes): the server's longest turn took 17 to 24 ms of CPU with fixed steps of 100
+ * messages and their CREATED events, 10 to 13 ms with 50, and no less with 25: what is left is
+ * the transaction's COMMIT (SQLite writes its pages to the WAL), which no step size shortens.
+ * With these sizes: 12 to 14 ms, against 19 to 22 ms before, at a load of 11 to 12.6; the
+ * publish's CPU time was the same (docs/security.md, "Work per request").
  */
 const MAX_STEP_ROWS = 100;
 const MIN_STEP_ROWS = 25;
