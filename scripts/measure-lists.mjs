@@ -6,41 +6,67 @@
  * the server's peak RSS, the slowest page and the slowest /health answer.
  *
  *     npm run build && node scripts/measure-lists.mjs --count 1000 --size 10485760
+ *     node scripts/measure-lists.mjs --count 200 --database-url postgres://postgres@127.0.0.1/test
  *
- * The data is written straight into the SQLite file (through the driver) between two starts:
- * publishing 10 GB through a failing destination would measure the engine, not the lists.
+ * The data is written straight into the storage (through the driver) between two starts:
+ * publishing 10 GB through a failing destination would measure the engine, not the lists. On
+ * PostgreSQL it goes into a fresh schema, dropped at the end. `--rounds n` lists everything n
+ * times (more /health samples). Besides /health as this script sees it, the server's own
+ * event-loop delay over the listing is read from its /metrics (prom-client's
+ * `nodejs_eventloop_lag_max_seconds`, reset at every scrape: one scrape before, one after).
+ * The same figures of one second before the listing, while the server has nothing to do
+ * (`idle`), show what the machine's load alone costs. `longestStretch` is the server's longest
+ * synchronous stretch in CPU time, which the load does not lengthen (scripts/stall-monitor.mjs).
  */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { openPostgresDriver } from '../dist/storage/postgres/postgres-driver.js';
 import { openSqliteDriver } from '../dist/storage/sqlite/sqlite-driver.js';
 import { newDlqId, newMessageId } from '../dist/core/ids.js';
+import {
+  cpuMsOf,
+  eventLoopLagMaxMs,
+  longestStretch,
+  nowMs,
+  startHealthPoller,
+  startServer,
+  stopServer,
+  summary,
+  waitForCredentials,
+  waitHealthy,
+} from './measure-helpers.mjs';
 
 const { values } = parseArgs({
   options: {
     count: { type: 'string', default: '1000' },
     size: { type: 'string', default: String(10 * 1024 * 1024) },
     port: { type: 'string', default: '18431' },
+    // A directory: the server runs with `node --cpu-prof` and writes its profile there on exit.
+    profile: { type: 'string' },
+    'database-url': { type: 'string' },
+    rounds: { type: 'string', default: '1' },
   },
 });
+const databaseUrl = values['database-url'];
+const schema = `ferry_lists_${process.pid}`;
+// PostgreSQL needs a key to seal stored secrets (any, for one run).
+const storageArgs = databaseUrl
+  ? [
+      ...['--database-url', databaseUrl, '--database-schema', schema],
+      ...['--secret-key', randomBytes(32).toString('base64')],
+    ]
+  : [];
+const load = () => loadavg().map((l) => Math.round(l * 10) / 10);
+const loadAtStart = load();
 const count = Number(values.count);
 const size = Number(values.size);
 const base = `http://127.0.0.1:${values.port}`;
 const dir = mkdtempSync(join(tmpdir(), 'ferry-lists-'));
-
 const start = () =>
-  spawn(
-    process.execPath,
-    ['dist/cli/main.js', 'start', '--data-dir', dir, '--port', values.port, '--plan', 'paid'],
-    { stdio: ['ignore', 'ignore', 'inherit'] },
-  );
-const stop = async (child) => {
-  child.kill('SIGTERM');
-  await new Promise((r) => child.once('exit', r));
-};
+  startServer({ dir, port: values.port, profileDir: values.profile, args: storageArgs });
 // The first start creates the account; the data is written while no server holds the file (one
 // process per SQLite file), then the server starts again on it.
 let server = start();
@@ -50,24 +76,17 @@ const rssMiB = () => {
   return { rss: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 };
 };
 
-async function waitHealthy() {
-  for (let i = 0; i < 200; i++) {
-    try {
-      if ((await fetch(`${base}/health`)).ok) return;
-    } catch {}
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('server did not start');
-}
-
 try {
-  await waitHealthy();
+  await waitHealthy(base);
+  await waitForCredentials(dir);
   const { token, accountId } = JSON.parse(readFileSync(join(dir, 'credentials.json'), 'utf8'));
   const auth = { authorization: `Bearer ${token}` };
 
-  await stop(server);
+  await stopServer(server);
   // Seed in transactions of 10 messages (one fresh random body each).
-  const driver = openSqliteDriver({ path: join(dir, 'ferry.db') });
+  const driver = databaseUrl
+    ? openPostgresDriver({ url: databaseUrl, schema })
+    : openSqliteDriver({ path: join(dir, 'ferry.db') });
   const seedStart = Date.now();
   for (let done = 0; done < count; done += 10) {
     const now = Date.now();
@@ -116,73 +135,102 @@ try {
   await driver.close();
   const seedMs = Date.now() - seedStart;
   server = start();
-  await waitHealthy();
+  await waitHealthy(base);
   const rssBefore = rssMiB();
 
-  // Poll /health every 20 ms and sample RSS while the lists are read.
-  const health = [];
-  let polling = true;
+  // Poll /health every 20 ms (on a thread of its own) and sample RSS while the lists are read.
+  const poller = startHealthPoller(base, 20);
   let rssMax = 0;
-  const poller = (async () => {
-    while (polling) {
-      const t0 = performance.now();
-      await fetch(`${base}/health`);
-      health.push(performance.now() - t0);
-      rssMax = Math.max(rssMax, rssMiB().rss);
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  })();
+  const rssTimer = setInterval(() => (rssMax = Math.max(rssMax, rssMiB().rss)), 20);
+  // A second with nothing to do first: how /health answers on this machine at its present load.
+  await eventLoopLagMaxMs(base);
+  const idleStart = nowMs();
+  const idleEnd = idleStart + 1000;
+  await new Promise((r) => setTimeout(r, 1000));
+  const idleLagMaxMs = await eventLoopLagMaxMs(base);
+  const listStart = nowMs();
+  const cpuBefore = cpuMsOf(server.pid);
 
   const lists = {};
-  for (const [name, path, key] of [
-    ['events', '/v2/events?count=1000', 'events'],
-    ['dlq', '/v2/dlq?count=100', 'messages'],
-  ]) {
-    const pageMs = [];
-    let items = 0;
-    let bytes = 0;
-    let cursor = '';
-    do {
-      const t0 = performance.now();
-      const res = await fetch(`${base}${path}${cursor ? `&cursor=${cursor}` : ''}`, {
-        headers: auth,
-      });
-      const text = await res.text();
-      pageMs.push(performance.now() - t0);
-      if (!res.ok) throw new Error(`${path}: ${res.status} ${text.slice(0, 200)}`);
-      const page = JSON.parse(text);
-      items += page[key].length;
-      bytes = Math.max(bytes, Buffer.byteLength(text));
-      cursor = page.cursor;
-    } while (cursor);
-    lists[name] = {
-      items,
-      pages: pageMs.length,
-      slowestPageMs: Math.round(Math.max(...pageMs)),
-      largestPageBytes: bytes,
-    };
-  }
-  polling = false;
-  await poller;
-  health.sort((a, b) => a - b);
-  const at = (q) => Math.round(health[Math.min(health.length - 1, Math.floor(q * health.length))]);
+  for (let round = 0; round < Number(values.rounds); round++)
+    for (const [name, path, key] of [
+      ['events', '/v2/events?count=1000', 'events'],
+      ['dlq', '/v2/dlq?count=100', 'messages'],
+    ]) {
+      const pageMs = [];
+      let items = 0;
+      let bytes = 0;
+      let cursor = '';
+      do {
+        const t0 = performance.now();
+        const res = await fetch(`${base}${path}${cursor ? `&cursor=${cursor}` : ''}`, {
+          headers: auth,
+        });
+        const text = await res.text();
+        pageMs.push(performance.now() - t0);
+        if (!res.ok) throw new Error(`${path}: ${res.status} ${text.slice(0, 200)}`);
+        const page = JSON.parse(text);
+        items += page[key].length;
+        bytes = Math.max(bytes, Buffer.byteLength(text));
+        cursor = page.cursor;
+      } while (cursor);
+      const before = lists[name];
+      lists[name] = {
+        items,
+        pages: pageMs.length,
+        slowestPageMs: Math.max(before?.slowestPageMs ?? 0, Math.round(Math.max(...pageMs))),
+        largestPageBytes: bytes,
+      };
+    }
+  const listEnd = nowMs();
+  const serverCpuMs = cpuMsOf(server.pid) - cpuBefore;
+  const lagMaxMs = await eventLoopLagMaxMs(base);
+  const samples = await poller.stop();
+  const health = summary(samples.filter((s) => s.at >= listStart));
+  const idleHealth = summary(samples.filter((s) => s.at + s.ms <= idleEnd));
+  clearInterval(rssTimer);
+  rssMax = Math.max(rssMax, rssMiB().rss);
+  const rssPeak = rssMiB().peak;
+  await stopServer(server);
   console.log(
     JSON.stringify(
       {
+        storage: databaseUrl ? 'postgres' : 'sqlite',
         count,
         size,
+        rounds: Number(values.rounds),
+        loadAverage: { atStart: loadAtStart, atEnd: load() },
         seedMs,
         rssMiBBeforeLists: Math.round(rssBefore.rss),
         rssMiBMaxDuringLists: Math.round(rssMax),
-        rssMiBPeak: Math.round(rssMiB().peak),
+        rssMiBPeak: Math.round(rssPeak),
         lists,
-        health: { samples: health.length, p50Ms: at(0.5), p99Ms: at(0.99), maxMs: at(1) },
+        // CPU time of the server while listing (all rounds), and per page.
+        serverCpuMs,
+        serverCpuMsPerPage: Math.round(
+          serverCpuMs /
+            Object.values(lists).reduce((n, l) => n + l.pages * Number(values.rounds), 0),
+        ),
+        health,
+        eventLoopLagMaxMs: lagMaxMs,
+        longestStretch: longestStretch(dir, listStart, listEnd),
+        idle: {
+          health: idleHealth,
+          eventLoopLagMaxMs: idleLagMaxMs,
+          longestStretch: longestStretch(dir, idleStart, idleEnd),
+        },
       },
       null,
       2,
     ),
   );
 } finally {
-  if (server.exitCode === null) await stop(server);
+  await stopServer(server);
   rmSync(dir, { recursive: true, force: true });
+  if (databaseUrl) {
+    const { default: postgres } = await import('postgres');
+    const sql = postgres(databaseUrl, { onnotice: () => undefined, max: 1 });
+    await sql.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await sql.end();
+  }
 }

@@ -6,6 +6,7 @@
  * small and a page is read from storage a few items at a time: memory stays bounded whatever the
  * stored bodies weigh. The single item's GET serves the whole body.
  */
+import type { FastifyReply } from 'fastify';
 import { badRequest } from '../core/errors.js';
 import type { Page } from '../storage/driver.js';
 
@@ -14,15 +15,18 @@ export const PAGE_BUDGET_BYTES = 4 * 1024 * 1024;
 
 /**
  * Time one page may spend reading, ms: past it the page ends early like at the byte budget.
- * SQLite reads a stored body whole even to cut it (its `substr` loads the value, and the columns
- * stored after a body are reached through its overflow pages), on the main thread: with bodies
- * of 10 MiB a page of 100 would block for seconds. So pages are read a few rows at a time, sized
- * from the time the last read took per row, with the event loop free between reads.
+ * A page is read a few rows at a time, with the event loop free between reads, so a page of
+ * large items does not hold the server for its whole length.
  */
 export const PAGE_TIME_BUDGET_MS = 500;
 
-/** Longest single read of a page, ms (other requests wait at most about this long). */
-const READ_TIME_TARGET_MS = 40;
+/**
+ * Longest step of a page, ms: one read from storage and the presenting and serialising of the
+ * rows it returned. On SQLite the whole step is synchronous, so other requests (and `/health`)
+ * wait at most about this long; the step's size (in rows) is set from the time per row the last
+ * step took. Profiled with scripts/measure-lists.mjs (docs/security.md, "Work per request").
+ */
+const STEP_TIME_TARGET_MS = 20;
 
 const FIRST_READ_ROWS = 1;
 
@@ -70,41 +74,80 @@ export interface BoundedPageParams<T> {
   budgetBytes?: number;
 }
 
+/** One page of a list: each item's JSON, as it goes into the answer. */
+export interface JsonPage {
+  items: Buffer[];
+  /** Continues after the last item; absent on the last page. */
+  cursor?: string;
+}
+
 /**
  * One page of presented items within the byte and time budgets; `cursor` absent on the last
- * page. Elapsed time is measured with `performance.now()`: it bounds this request's latency,
- * not anything a test drives through the injected clock.
+ * page. Each item is serialised once, in the step that read it, and the page is sent as those
+ * bytes ({@link pageJson}): serialising a 4 MiB page whole at the end would hold the event loop
+ * for its whole length once more (it did, after the steps: JSON of each item to size the page,
+ * then of the whole page to answer, then its UTF-8 length and copy). Elapsed time is measured
+ * with `performance.now()`: it bounds this request's latency, not anything a test drives
+ * through the injected clock.
  */
-export async function boundedPage<T>(p: BoundedPageParams<T>): Promise<Page<unknown>> {
+export async function boundedPage<T>(p: BoundedPageParams<T>): Promise<JsonPage> {
   const budget = p.budgetBytes ?? PAGE_BUDGET_BYTES;
   const started = performance.now();
-  const items: unknown[] = [];
+  const items: Buffer[] = [];
   let used = 0;
   let cursor = p.cursor;
   let perRowMs = 0;
   while (items.length < p.count) {
     const byBytes = Math.floor((budget - used) / Math.max(1, p.itemBytes));
-    // The first read takes a few rows to learn how long a row takes.
-    const byTime = perRowMs > 0 ? Math.floor(READ_TIME_TARGET_MS / perRowMs) : FIRST_READ_ROWS;
+    // The first step takes a few rows to learn how long a row takes.
+    const byTime = perRowMs > 0 ? Math.floor(STEP_TIME_TARGET_MS / perRowMs) : FIRST_READ_ROWS;
     const want = Math.min(p.count - items.length, Math.max(1, Math.min(byBytes, byTime)));
-    const readStart = performance.now();
+    const stepStart = performance.now();
     const page = await p.fetch(cursor, want);
-    perRowMs = (performance.now() - readStart) / Math.max(1, page.items.length);
+    let full = false;
     for (const item of page.items) {
-      const shown = await p.present(item);
-      const size = Buffer.byteLength(JSON.stringify(shown)) + 1; // and a comma
-      if (items.length > 0 && used + size > budget) return { items, cursor };
-      items.push(shown);
-      used += size;
+      const json = Buffer.from(JSON.stringify(await p.present(item)));
+      // And a comma.
+      if (items.length > 0 && used + json.length + 1 > budget) {
+        full = true;
+        break;
+      }
+      items.push(json);
+      used += json.length + 1;
       cursor = p.cursorOf(item);
     }
+    if (full) return { items, cursor };
     if (page.cursor === undefined) return { items };
     cursor = page.cursor;
+    perRowMs = (performance.now() - stepStart) / Math.max(1, page.items.length);
     if (items.length < p.count) {
       if (performance.now() - started + perRowMs > PAGE_TIME_BUDGET_MS) return { items, cursor };
-      // Let other requests (and /health) run between two reads.
+      // Let other requests (and /health) run between two steps.
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
   }
   return { items, cursor };
+}
+
+/**
+ * The answer of a list: `{"cursor": …, "<key>": [items]}` (no `cursor` on the last page) as
+ * UTF-8 bytes, built from the items' JSON without serialising them again.
+ */
+export function pageJson(key: string, page: JsonPage): Buffer {
+  const head = page.cursor ? `{"cursor":${JSON.stringify(page.cursor)},` : '{';
+  const parts: Buffer[] = [Buffer.from(`${head}${JSON.stringify(key)}:[`)];
+  page.items.forEach((item, i) => {
+    if (i > 0) parts.push(COMMA);
+    parts.push(item);
+  });
+  parts.push(END);
+  return Buffer.concat(parts);
+}
+
+const COMMA = Buffer.from(',');
+const END = Buffer.from(']}');
+
+/** Answers `reply` with the page as {@link pageJson} (JSON bytes, which Fastify sends as they are). */
+export function sendPage(reply: FastifyReply, key: string, page: JsonPage): FastifyReply {
+  return reply.type('application/json; charset=utf-8').send(pageJson(key, page));
 }

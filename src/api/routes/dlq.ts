@@ -9,7 +9,7 @@ import type { ApiContext } from '../context.js';
 import { checkCallbacksAllowed } from '../destination-guard.js';
 import { admitRequest } from '../limits.js';
 import { checkRequestCaps } from '../request-caps.js';
-import { BODY_CUT_PARAM, boundedPage, itemBytes, parseBodyCut } from '../list-page.js';
+import { BODY_CUT_PARAM, boundedPage, itemBytes, parseBodyCut, sendPage } from '../list-page.js';
 import { dlqJson } from '../presenters.js';
 import { cursorField, parseQuery, type ParsedQuery } from '../query.js';
 import { searchParams } from './messages.js';
@@ -111,10 +111,10 @@ export function dlqRoutes(app: FastifyInstance, ctx: ApiContext): void {
     bodyCut?: number,
   ) => ctx.executor.dlqList({ accountId, filter, cursor, count: count ?? DEFAULT_COUNT, bodyCut });
 
-  app.get('/v2/dlq', async (request) => {
+  app.get('/v2/dlq', async (request, reply) => {
     // The workflow SDK lists the workflow DLQ here, with its own filters.
     if (searchParams(request.url).get('source') === 'workflow') {
-      return listWorkflowDlq(ctx, request);
+      return listWorkflowDlq(ctx, request, reply);
     }
     const { filter, cursor, count } = dlqQuery(request.url, [BODY_CUT_PARAM]);
     const bodyCut = parseBodyCut(searchParams(request.url));
@@ -126,7 +126,7 @@ export function dlqRoutes(app: FastifyInstance, ctx: ApiContext): void {
       present: dlqJson,
       itemBytes: itemBytes(bodyCut),
     });
-    return { ...cursorField(result.cursor), messages: result.items };
+    return sendPage(reply, 'messages', result);
   });
 
   app.get<{ Params: { dlqId: string } }>('/v2/dlq/:dlqId', async (request) => {

@@ -2,11 +2,11 @@
  * The events log: `GET /v2/events` → `{cursor?, events}` and `GET /v2/logs` → `{cursor?, logs}`
  * (no `cursor` on the last page).
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ApiContext } from '../context.js';
-import { BODY_CUT_PARAM, boundedPage, itemBytes, parseBodyCut } from '../list-page.js';
+import { BODY_CUT_PARAM, boundedPage, itemBytes, parseBodyCut, sendPage } from '../list-page.js';
 import { eventJson } from '../presenters.js';
-import { cursorField, parseQuery } from '../query.js';
+import { parseQuery } from '../query.js';
 import { searchParams } from './messages.js';
 
 const EVENT_FILTERS = [
@@ -25,7 +25,8 @@ const EVENT_FILTERS = [
 
 export function eventRoutes(app: FastifyInstance, ctx: ApiContext): void {
   const list =
-    (key: 'events' | 'logs') => async (request: { url: string; account: { id: string } }) => {
+    (key: 'events' | 'logs') =>
+    async (request: { url: string; account: { id: string } }, reply: FastifyReply) => {
       const query = searchParams(request.url);
       const { filter, cursor, count } = parseQuery(query, {
         filters: EVENT_FILTERS,
@@ -49,7 +50,7 @@ export function eventRoutes(app: FastifyInstance, ctx: ApiContext): void {
         present: eventJson,
         itemBytes: itemBytes(bodyCut),
       });
-      return { ...cursorField(page.cursor), [key]: page.items };
+      return sendPage(reply, key, page);
     };
   app.get('/v2/events', list('events'));
   app.get('/v2/logs', list('logs'));

@@ -6,15 +6,15 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { ApiContext } from '../context.js';
-import { BODY_CUT_PARAM, boundedPage, itemBytes, parseBodyCut } from '../list-page.js';
+import { BODY_CUT_PARAM, boundedPage, itemBytes, parseBodyCut, sendPage } from '../list-page.js';
 import { messageJson } from '../presenters.js';
-import { cursorField, parseQuery } from '../query.js';
+import { parseQuery } from '../query.js';
 import { CANCEL_FILTERS, searchParams } from './messages.js';
 
 const DEFAULT_COUNT = 100;
 
 export function messageListRoute(app: FastifyInstance, ctx: ApiContext): void {
-  app.get('/v2/messages', async (request) => {
+  app.get('/v2/messages', async (request, reply) => {
     const params = searchParams(request.url);
     const { filter, cursor, count } = parseQuery(params, {
       filters: CANCEL_FILTERS,
@@ -38,6 +38,6 @@ export function messageListRoute(app: FastifyInstance, ctx: ApiContext): void {
       present: (listed) => messageJson(listed.message, listed.bodySize),
       itemBytes: itemBytes(bodyCut),
     });
-    return { ...cursorField(result.cursor), messages: result.items };
+    return sendPage(reply, 'messages', result);
   });
 }

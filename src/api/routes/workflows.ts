@@ -18,7 +18,7 @@ import { workflowDlqJson, workflowRunJson } from '../workflow-presenters.js';
 import { cursorField } from '../query.js';
 import { parseWorkflowQuery, type WorkflowQuery } from '../workflow-query.js';
 import { searchParams } from './messages.js';
-import { BODY_CUT_PARAM, boundedPage, itemBytes, parseBodyCut } from '../list-page.js';
+import { BODY_CUT_PARAM, boundedPage, itemBytes, parseBodyCut, sendPage } from '../list-page.js';
 
 /** Page size of the logs and DLQ lists when `count` is absent, and of bulk actions' pages. */
 const DEFAULT_COUNT = 100;
@@ -184,7 +184,7 @@ export function workflowRoutes(app: FastifyInstance, ctx: ApiContext): void {
     return { cancelled };
   });
 
-  const logs = async (request: FastifyRequest) => {
+  const logs = async (request: FastifyRequest, reply: FastifyReply) => {
     const query = searchParams(request.url);
     const q = parseWorkflowQuery(query, {
       maxCount: MAX_LIST_COUNT,
@@ -215,12 +215,12 @@ export function workflowRoutes(app: FastifyInstance, ctx: ApiContext): void {
       // A run shows its history: several steps, each cut.
       itemBytes: 8 * itemBytes(bodyCut),
     });
-    return { ...cursorField(page.cursor), runs: page.items };
+    return sendPage(reply, 'runs', page);
   };
   app.get('/v2/workflows/logs', logs);
   app.get('/v2/workflows/events', logs);
 
-  app.get('/v2/workflows/dlq', (request) => listWorkflowDlq(ctx, request));
+  app.get('/v2/workflows/dlq', (request, reply) => listWorkflowDlq(ctx, request, reply));
   app.get<{ Params: { dlqId: string } }>('/v2/workflows/dlq/:dlqId', async (request) =>
     workflowDlqJson(await getDlqRun(ctx, request, request.params.dlqId)),
   );
@@ -280,7 +280,11 @@ export function workflowRoutes(app: FastifyInstance, ctx: ApiContext): void {
 }
 
 /** `GET /v2/workflows/dlq`, also `GET /v2/dlq?source=workflow` (the SDK's form). */
-export async function listWorkflowDlq(ctx: ApiContext, request: FastifyRequest) {
+export async function listWorkflowDlq(
+  ctx: ApiContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+) {
   const query = searchParams(request.url);
   const q = parseWorkflowQuery(query, {
     maxCount: 100,
@@ -303,7 +307,7 @@ export async function listWorkflowDlq(ctx: ApiContext, request: FastifyRequest) 
     // The failed message is stored whole in the run (no cut in SQL): read a few at a time.
     itemBytes: 1024 * 1024,
   });
-  return { ...cursorField(page.cursor), messages: page.items };
+  return sendPage(reply, 'messages', page);
 }
 
 /**
