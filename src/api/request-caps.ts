@@ -1,8 +1,9 @@
 /**
  * What a single request may create (docs/limits.md, "Limits per request"): a publish to a URL
  * group, a batch (each entry's fan-out included) or a DLQ retry is refused with 413, before
- * anything is stored, when it would create more than `--max-request-messages` messages or store
- * more than `--max-request-bytes` of bodies (counted per message: each message keeps its body).
+ * anything is stored, when it would create more than `--max-request-messages` messages or more
+ * than `--max-request-bytes` of message bodies, counted per message: a shared body is stored
+ * once, but every message sends it again, so the count bounds what the request makes Ferry send.
  */
 import { FerryError } from '../core/errors.js';
 import type { Message } from '../core/types.js';
