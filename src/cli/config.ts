@@ -303,7 +303,7 @@ export const OPTIONS = {
     flag: 'max-request-bytes',
     env: 'FERRY_MAX_REQUEST_BYTES',
     arg: 'BYTES',
-    help: 'most body bytes one request may store, per message (1073741824)',
+    help: 'most body bytes one request may create, counted per message (1073741824)',
   },
   originConcurrency: {
     flag: 'origin-concurrency',
