@@ -79,7 +79,7 @@ if (cases.has('overload')) {
       log,
     });
     for (const line of formatOverload(report)) log(line);
-    if (report.acceptedNotDelivered > 0) failed = true;
+    if (report.acceptedNotDelivered > 0 || report.stored !== report.accepted) failed = true;
   }
 }
 
