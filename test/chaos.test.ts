@@ -17,6 +17,7 @@ const base: Omit<CrashOptions, 'storage'> = {
   roundMs: [500, 2_000],
   leaseMs: 5_000,
   schedules: 1,
+  workflows: 2,
   drainTimeoutMs: 60_000,
 };
 
@@ -35,6 +36,9 @@ describe('crashes under load', () => {
       expect(report.duplicatesNotInFlight, report.examples.join('\n')).toBe(0);
       expect(report.redeliveryWithinBound).toBe(true);
       expect(report.schedules.ok).toBe(true);
+      expect(report.workflows.started).toBeGreaterThan(0);
+      expect(report.workflows.notCompleted).toEqual([]);
+      expect(report.workflows.stepsNotOnce).toEqual([]);
     },
   );
 });

@@ -23,6 +23,13 @@ import {
   type ChaosReceiver,
   type FerryNode,
 } from './harness.js';
+import { startChaosWorkflows, startFront, type WorkflowCheck } from './workflows.js';
+
+/**
+ * The nodes speak the QStash dialect (`Upstash-*` headers) so that the official workflow SDK can
+ * run against them; the plain messages use the same headers.
+ */
+const PREFIX = 'Upstash';
 
 export interface CrashOptions {
   storage: 'sqlite' | 'postgres';
@@ -37,6 +44,8 @@ export interface CrashOptions {
   leaseMs: number;
   /** Cron schedules (`* * * * *`) running through the kills. */
   schedules: number;
+  /** Workflow runs (`@upstash/workflow`, see workflows.ts) started per second during the kills. */
+  workflows: number;
   /** Longest wait for the backlog after the last kill, ms. */
   drainTimeoutMs: number;
   log?: (line: string) => void;
@@ -77,6 +86,8 @@ export interface CrashReport {
   /** Longest time from a kill until the node answered again (restart), ms. */
   maxRestartMs: number;
   schedules: { count: number; ticksExpected: number; fired: number[]; ok: boolean };
+  /** Workflow runs started during the kills, and whether each completed with each step once. */
+  workflows: WorkflowCheck & { triggerFailures: number; ok: boolean };
   statuses: Record<string, number>;
 }
 
@@ -89,14 +100,21 @@ export async function runCrash(o: CrashOptions): Promise<CrashReport> {
   const nodeCount = o.storage === 'postgres' ? 2 : 1;
   const dirs = Array.from({ length: nodeCount }, () => mkdtempSync(join(tmpdir(), 'ferry-chaos-')));
   const schema = `ferry_chaos_${randomBytes(5).toString('hex')}`;
-  const args = ['--lease', `${Math.max(1, Math.round(o.leaseMs / 1000))}s`];
+  const args = [
+    '--lease',
+    `${Math.max(1, Math.round(o.leaseMs / 1000))}s`,
+    '--header-prefix',
+    PREFIX,
+  ];
   if (o.storage === 'postgres') {
     if (!o.databaseUrl) throw new Error('the PostgreSQL case needs a database URL');
     args.push('--database-url', o.databaseUrl, '--database-schema', schema);
     args.push('--secret-key', randomBytes(32).toString('base64'));
   }
   const receivers: ChaosReceiver[] = await Promise.all(
-    (['fast', 'slow', 'errors'] as const).map((b) => startChaosReceiver(b)),
+    (['fast', 'slow', 'errors'] as const).map((b) =>
+      startChaosReceiver(b, { prefix: PREFIX.toLowerCase() }),
+    ),
   );
   const fast = receivers[0] as ChaosReceiver;
   const nodes: (FerryNode | undefined)[] = [];
@@ -108,9 +126,22 @@ export async function runCrash(o: CrashOptions): Promise<CrashReport> {
   let stopped = false;
   let attempts = 0;
   const started = Date.now();
+  const front = await startFront(() =>
+    nodes.filter((n): n is FerryNode => n !== undefined).map((n) => n.baseUrl),
+  );
+  let workflows: Awaited<ReturnType<typeof startChaosWorkflows>> | undefined;
   try {
     for (const dir of dirs) nodes.push(await startNode({ dataDir: dir, args }));
-    const token = (nodes[0] as FerryNode).token;
+    const first = nodes[0] as FerryNode;
+    const token = first.token;
+    if (o.workflows > 0) {
+      workflows = await startChaosWorkflows({
+        front: front.url,
+        token,
+        currentSigningKey: first.currentSigningKey,
+        nextSigningKey: first.nextSigningKey,
+      });
+    }
 
     const scheduleCreatedAt = Date.now();
     for (let i = 0; i < o.schedules; i++) {
@@ -140,13 +171,23 @@ export async function runCrash(o: CrashOptions): Promise<CrashReport> {
           baseUrl: node.baseUrl,
           token,
           destination: `${dest.url}/m${i}`,
-          headers: { 'Svc-Retries': '20', 'Svc-Retry-Delay': '100' },
+          headers: { [`${PREFIX}-Retries`]: '20', [`${PREFIX}-Retry-Delay`]: '100' },
           body: `message ${i}`,
         });
         statuses[String(res.status)] = (statuses[String(res.status)] ?? 0) + 1;
         if (res.status === 200 && res.messageId) acked.add(res.messageId);
       },
     });
+
+    const wf = workflows;
+    const triggering = wf
+      ? paced({
+          rate: o.workflows,
+          concurrency: 4,
+          stop: () => stopped,
+          send: (i) => wf.trigger(i),
+        })
+      : Promise.resolve(0);
 
     // A killed node restarts in the background; with two nodes the next kill takes a live one
     // (the other keeps serving meanwhile), with one node the next round waits for the restart.
@@ -190,13 +231,16 @@ export async function runCrash(o: CrashOptions): Promise<CrashReport> {
     }
     await Promise.all(restarts.values());
     stopped = true;
-    await publishing;
+    await Promise.all([publishing, triggering]);
     const publishEnd = Date.now();
 
     // Every acknowledged message delivered (a 2xx from its destination), or the deadline.
     const allDelivered = (): boolean =>
       [...acked].every((id) => receivers.some((r) => successes(r.byMessage.get(id)).length > 0));
     await until(allDelivered, o.drainTimeoutMs);
+    const workflowCheck = wf
+      ? await wf.check(o.drainTimeoutMs)
+      : { started: 0, completed: 0, notCompleted: [], stepsNotOnce: [], stepsRunAgain: 0 };
 
     // Schedules: one delivery per minute boundary since they were created. Wait past the tick
     // that is due now, then for its deliveries.
@@ -294,6 +338,11 @@ export async function runCrash(o: CrashOptions): Promise<CrashReport> {
         fired,
         ok: fired.every((n) => n === ticksExpected),
       },
+      workflows: {
+        ...workflowCheck,
+        triggerFailures: wf?.triggerFailures ?? 0,
+        ok: workflowCheck.notCompleted.length === 0 && workflowCheck.stepsNotOnce.length === 0,
+      },
       statuses,
     };
   } finally {
@@ -306,6 +355,8 @@ export async function runCrash(o: CrashOptions): Promise<CrashReport> {
       node.proc.kill('SIGKILL');
     }
     await Promise.all(receivers.map((r) => r.close()));
+    await workflows?.close();
+    await front.close();
     if (o.storage === 'postgres' && o.databaseUrl) {
       const sql = postgres(o.databaseUrl, { onnotice: () => undefined, max: 1 });
       await sql.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
@@ -322,7 +373,7 @@ async function publishSchedule(
 ): Promise<number> {
   const res = await fetch(`${baseUrl}/v2/schedules/${destination}`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'Svc-Cron': '* * * * *' },
+    headers: { authorization: `Bearer ${token}`, [`${PREFIX}-Cron`]: '* * * * *' },
   });
   await res.arrayBuffer();
   return res.status;
@@ -342,5 +393,11 @@ export function formatCrash(r: CrashReport): string[] {
       `(bound lease + 5 s = ${r.redeliveryBoundMs} ms); longest restart ${r.maxRestartMs} ms; load average ${r.loadAverage.toFixed(1)}`,
     `  schedules: ${r.schedules.count} × '* * * * *', ${r.schedules.ticksExpected} minute ticks expected, ` +
       `fired ${JSON.stringify(r.schedules.fired)} → ${r.schedules.ok ? 'none skipped, none doubled' : 'MISMATCH'}`,
+    `  workflow runs: ${r.workflows.started} started (${r.workflows.triggerFailures} triggers failed at kills), ` +
+      `${r.workflows.completed} completed, ${r.workflows.stepsNotOnce.length} with a step not recorded exactly once; ` +
+      `step functions run again after a kill: ${r.workflows.stepsRunAgain}`,
+    ...[...r.workflows.notCompleted, ...r.workflows.stepsNotOnce]
+      .slice(0, 10)
+      .map((e) => `    ${e}`),
   ];
 }

@@ -21,6 +21,9 @@ export interface FerryNode {
   proc: ChildProcess;
   baseUrl: string;
   token: string;
+  /** The account's signing keys (what a workflow endpoint verifies deliveries with). */
+  currentSigningKey: string;
+  nextSigningKey: string;
   output(): string;
   exited: Promise<number | null>;
 }
@@ -75,11 +78,15 @@ export async function startNode(p: {
   const credentials = JSON.parse(readFileSync(join(p.dataDir, 'credentials.json'), 'utf8')) as {
     baseUrl: string;
     token: string;
+    currentSigningKey: string;
+    nextSigningKey: string;
   };
   return {
     proc,
     baseUrl: /Ferry is running at (http:\/\/\S+)/.exec(out)?.[1] ?? credentials.baseUrl,
     token: credentials.token,
+    currentSigningKey: credentials.currentSigningKey,
+    nextSigningKey: credentials.nextSigningKey,
     output: () => out,
     exited,
   };
