@@ -1,7 +1,8 @@
 /**
  * `npm run chaos`: the fault and load suite of docs/reliability.md, against the built Ferry.
  *
- *   npm run chaos -- [--case crash,slow,overload,soak] [--rounds 20] [--rate 1000] [--workflows 2]
+ *   npm run chaos -- [--case crash,slow,overload,soak] [--storage sqlite,postgres] [--rounds 20]
+ *                    [--rate 1000] [--workflows 2]
  *                    [--soak 30m] [--soak-rate 500] [--overload 1000000] [--database-url URL]
  *
  * PostgreSQL cases run when `--database-url` or TEST_DATABASE_URL is set (a fresh schema each,
@@ -27,18 +28,25 @@ const { values } = parseArgs({
     workflows: { type: 'string', default: '2' },
     soak: { type: 'string', default: '30m' },
     'soak-rate': { type: 'string', default: '500' },
+    'soak-event-retention': { type: 'string' },
     overload: { type: 'string', default: '1000000' },
     backlog: { type: 'string', default: '10000' },
     'database-url': { type: 'string', default: process.env.TEST_DATABASE_URL },
+    storage: { type: 'string', default: 'sqlite,postgres' },
   },
 });
 const cases = new Set((values.case ?? '').split(','));
 const databaseUrl = values['database-url'];
-const storages: ('sqlite' | 'postgres')[] = databaseUrl ? ['sqlite', 'postgres'] : ['sqlite'];
+const wanted = new Set((values.storage ?? '').split(','));
+const storages = (['sqlite', 'postgres'] as const).filter(
+  (s) => wanted.has(s) && (s === 'sqlite' || databaseUrl !== undefined),
+);
 const log = (line: string): void => console.log(line);
 let failed = false;
 
-if (!databaseUrl) log('PostgreSQL cases skipped: set --database-url or TEST_DATABASE_URL');
+if (!databaseUrl && wanted.has('postgres')) {
+  log('PostgreSQL cases skipped: set --database-url or TEST_DATABASE_URL');
+}
 
 if (cases.has('crash')) {
   for (const storage of storages) {
@@ -94,6 +102,7 @@ if (cases.has('soak')) {
       databaseUrl,
       durationMs: parseDuration(values.soak ?? '30m', '--soak'),
       rate: Number(values['soak-rate']),
+      eventRetention: values['soak-event-retention'],
       log,
     });
     for (const line of formatSoak(report)) log(line);
