@@ -4,7 +4,9 @@
  * moments, 3 times, and restarted on the same data; on PostgreSQL two nodes share a schema and
  * either is killed. What the destinations recorded must show: no acknowledged message lost,
  * every duplicate in flight at a kill, redelivery within lease + 5 s, a cron schedule neither
- * skipped nor doubled. The full run (20 rounds, ~1,000 publishes/s) is `npm run chaos`.
+ * skipped nor doubled, and every workflow run (official `@upstash/workflow` SDK) started during
+ * the kills completed with the right result, each step's result in its history and repeated
+ * only after a kill. The full run (20 rounds, ~1,000 publishes/s) is `npm run chaos`.
  */
 import { describe, expect, it } from 'vitest';
 import { formatCrash, runCrash, type CrashOptions } from '../src/chaos/crash.js';

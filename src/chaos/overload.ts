@@ -13,6 +13,7 @@ import { request } from 'undici';
 import {
   loadAgent,
   paced,
+  postgresArgs,
   publish,
   quantile,
   startChaosReceiver,
@@ -63,7 +64,7 @@ export async function runOverload(o: {
   const dir = mkdtempSync(join(tmpdir(), 'ferry-chaos-overload-'));
   const schema = `ferry_chaos_${randomBytes(5).toString('hex')}`;
   const pg = o.storage === 'postgres' && o.databaseUrl;
-  const args = pg ? ['--database-url', o.databaseUrl as string, '--database-schema', schema] : [];
+  const args = pg ? postgresArgs(o.databaseUrl as string, schema) : [];
   const receiver = await startChaosReceiver('fast', { light: true });
   const node = await startNode({ dataDir: dir, args });
   const { baseUrl, token } = node;

@@ -11,7 +11,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
 import { request } from 'undici';
-import { loadAgent, publish, quantile, startChaosReceiver, startNode, until } from './harness.js';
+import {
+  loadAgent,
+  postgresArgs,
+  publish,
+  quantile,
+  startChaosReceiver,
+  startNode,
+  until,
+} from './harness.js';
 
 export interface SlowReport {
   storage: string;
@@ -38,10 +46,7 @@ export async function runSlow(o: {
   const log = o.log ?? (() => undefined);
   const dir = mkdtempSync(join(tmpdir(), 'ferry-chaos-slow-'));
   const schema = `ferry_chaos_${randomBytes(5).toString('hex')}`;
-  const args =
-    o.storage === 'postgres' && o.databaseUrl
-      ? ['--database-url', o.databaseUrl, '--database-schema', schema]
-      : [];
+  const args = o.storage === 'postgres' && o.databaseUrl ? postgresArgs(o.databaseUrl, schema) : [];
   const healthy = await startChaosReceiver('fast');
   const hanging = await startChaosReceiver('hang');
   const node = await startNode({ dataDir: dir, args });

@@ -9,7 +9,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
-import { paced, publish, quantile, startChaosReceiver, startNode, until } from './harness.js';
+import {
+  paced,
+  postgresArgs,
+  publish,
+  quantile,
+  startChaosReceiver,
+  startNode,
+  until,
+} from './harness.js';
 import { sample, type Sample } from './probe.js';
 
 export interface SoakReport {
@@ -37,7 +45,7 @@ export async function runSoak(o: {
   const dir = mkdtempSync(join(tmpdir(), 'ferry-chaos-soak-'));
   const schema = `ferry_chaos_${randomBytes(5).toString('hex')}`;
   const pg = o.storage === 'postgres' && o.databaseUrl;
-  const args = pg ? ['--database-url', o.databaseUrl as string, '--database-schema', schema] : [];
+  const args = pg ? postgresArgs(o.databaseUrl as string, schema) : [];
   if (o.eventRetention) args.push('--event-retention', o.eventRetention);
   const receivers = await Promise.all(
     (['fast', 'slow', 'errors'] as const).map((b) => startChaosReceiver(b, { light: true })),

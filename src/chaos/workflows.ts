@@ -3,8 +3,14 @@
  * written with the official `@upstash/workflow` SDK, served on a node:http server in this
  * process, whose SDK client reaches Ferry through a front (a small proxy to whichever node is
  * alive, as a load balancer would be). Runs are triggered during the kills; afterwards each
- * started run must have completed (Ferry says `RUN_SUCCESS`, the function returned) with each
- * step's result recorded once in the run's history.
+ * started run must have completed (Ferry says `RUN_SUCCESS`, the function returned) with the
+ * right result (each step's result used once), each step's result in the run's history, and a
+ * step result recorded twice only when the step's delivery was in flight at a kill.
+ *
+ * Why twice at all: a step's delivery that was in flight at a kill is delivered again (at least
+ * once); the SDK runs the step again and publishes its result again, so the history holds it
+ * twice, as it would on QStash. The SDK keeps the first of a step id and ignores the repeat
+ * ("has run twice during workflow execution"), so the run's result is unaffected.
  *
  * The SDK is a development dependency, so it is loaded only when this case runs.
  */
@@ -95,19 +101,27 @@ export interface ChaosWorkflows {
   /** Triggers run `i` (run id `wfr_chaos_<i>`) through the front; never throws. */
   trigger(i: number): Promise<void>;
   /** Waits (at most `timeoutMs`) for every started run to finish, then checks Ferry's history. */
-  check(timeoutMs: number): Promise<WorkflowCheck>;
+  check(timeoutMs: number, kills: KillTimes[]): Promise<WorkflowCheck>;
   close(): Promise<void>;
 }
 
 export interface WorkflowCheck {
   started: number;
-  /** Runs whose function returned and whose state in Ferry is RUN_SUCCESS. */
+  /** Runs whose function returned and whose state in Ferry is RUN_SUCCESS with the right result. */
   completed: number;
   notCompleted: string[];
-  /** Runs whose history holds a step other than once (missing or repeated). */
+  /** Runs whose history misses a step, or repeats one that no kill explains (must be none). */
   stepsNotOnce: string[];
+  /** Step results recorded twice, the first before a kill and the repeat after it. */
+  stepsRepeatedAtKill: number;
   /** Step functions run more than once (at least once: a step in flight at a kill runs again). */
   stepsRunAgain: number;
+}
+
+/** A kill of the crash case: when the signal was sent and when the process was seen gone. */
+export interface KillTimes {
+  at: number;
+  exited: number;
 }
 
 /** Serves the chaos workflow and triggers runs through `front`. */
@@ -174,20 +188,21 @@ export async function startChaosWorkflows(o: {
   const started = new Set<string>();
   let triggerFailures = 0;
 
-  /** Each started run's state and how often each step appears in its history. */
-  const history = async (runId: string): Promise<{ state?: string; steps: number[] }> => {
+  /** A run's state, its result, and when each step's result was recorded (once or more). */
+  const history = async (
+    runId: string,
+  ): Promise<{ state?: string; response?: string; steps: number[][] }> => {
     const { runs } = await client.logs({ filter: { workflowRunId: runId } });
     const run = runs[0];
-    const steps = Array.from({ length: STEPS }, () => 0);
+    const steps = Array.from({ length: STEPS }, (): number[] => []);
     for (const group of run?.steps ?? []) {
       if (group.type === 'next') continue;
       for (const step of group.steps) {
-        const match = /^step-(\d+)$/.exec(step.stepName);
-        const i = Number(match?.[1]);
-        if (step.stepType === 'Run' && i < STEPS) steps[i] = (steps[i] ?? 0) + 1;
+        const i = Number(/^step-(\d+)$/.exec(step.stepName)?.[1]);
+        if (step.stepType === 'Run' && i < STEPS) steps[i]?.push(step.createdAt);
       }
     }
-    return { state: run?.workflowState, steps };
+    return { state: run?.workflowState, response: run?.workflowRunResponse, steps };
   };
 
   return {
@@ -209,10 +224,12 @@ export async function startChaosWorkflows(o: {
         triggerFailures++;
       }
     },
-    async check(timeoutMs) {
+    async check(timeoutMs, kills) {
       await until(() => [...started].every((id) => finished.has(id)), timeoutMs);
       const notCompleted: string[] = [];
       const stepsNotOnce: string[] = [];
+      let stepsRepeatedAtKill = 0;
+      const result = String((STEPS * (STEPS - 1)) / 2); // the sum of the steps' results
       for (const id of started) {
         let h = await history(id);
         // The SDK ends a run (a request to Ferry) after its function returned: wait for it.
@@ -221,16 +238,28 @@ export async function startChaosWorkflows(o: {
           await new Promise((r) => setTimeout(r, 200));
           h = await history(id);
         }
-        if (!finished.has(id) || h.state !== 'RUN_SUCCESS') {
-          notCompleted.push(`${id} (${h.state ?? 'unknown'})`);
+        if (!finished.has(id) || h.state !== 'RUN_SUCCESS' || h.response !== result) {
+          notCompleted.push(`${id} (${h.state ?? 'unknown'}, result ${h.response})`);
         }
-        if (h.steps.some((n) => n !== 1)) stepsNotOnce.push(`${id} ${JSON.stringify(h.steps)}`);
+        for (const times of h.steps) {
+          const explained = times
+            .slice(1)
+            .every((repeat, i) =>
+              kills.some((k) => (times[i] as number) <= k.exited && repeat >= k.at),
+            );
+          if (times.length === 0 || !explained) {
+            stepsNotOnce.push(`${id} ${JSON.stringify(h.steps.map((t) => t.length))}`);
+            break;
+          }
+          stepsRepeatedAtKill += times.length - 1;
+        }
       }
       return {
         started: started.size,
         completed: started.size - notCompleted.length,
         notCompleted,
         stepsNotOnce,
+        stepsRepeatedAtKill,
         stepsRunAgain: [...executions.values()].filter((n) => n > 1).length,
       };
     },
