@@ -8,16 +8,13 @@
  * SQLite: one node, killed and restarted `rounds` times. PostgreSQL: two nodes on one schema,
  * either killed at random each round (the other keeps serving; the dead one's leases expire).
  */
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import postgres from 'postgres';
 import {
   publish,
   paced,
-  postgresArgs,
   startChaosReceiver,
   startNode,
   until,
@@ -25,6 +22,7 @@ import {
   type ChaosReceiver,
   type FerryNode,
 } from './harness.js';
+import { chaosStorage } from './storage.js';
 import { startChaosWorkflows, startFront, type WorkflowCheck } from './workflows.js';
 
 /**
@@ -103,17 +101,14 @@ export async function runCrash(o: CrashOptions): Promise<CrashReport> {
   const log = o.log ?? (() => undefined);
   const nodeCount = o.storage === 'postgres' ? 2 : 1;
   const dirs = Array.from({ length: nodeCount }, () => mkdtempSync(join(tmpdir(), 'ferry-chaos-')));
-  const schema = `ferry_chaos_${randomBytes(5).toString('hex')}`;
+  const storage = chaosStorage(o.storage, o.databaseUrl);
   const args = [
     '--lease',
     `${Math.max(1, Math.round(o.leaseMs / 1000))}s`,
     '--header-prefix',
     PREFIX,
   ];
-  if (o.storage === 'postgres') {
-    if (!o.databaseUrl) throw new Error('the PostgreSQL case needs a database URL');
-    args.push(...postgresArgs(o.databaseUrl, schema));
-  }
+  args.push(...storage.args);
   const receivers: ChaosReceiver[] = await Promise.all(
     (['fast', 'slow', 'errors'] as const).map((b) =>
       startChaosReceiver(b, { prefix: PREFIX.toLowerCase() }),
@@ -376,11 +371,7 @@ export async function runCrash(o: CrashOptions): Promise<CrashReport> {
     await Promise.all(receivers.map((r) => r.close()));
     await workflows?.close();
     await front.close();
-    if (o.storage === 'postgres' && o.databaseUrl) {
-      const sql = postgres(o.databaseUrl, { onnotice: () => undefined, max: 1 });
-      await sql.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      await sql.end();
-    }
+    await storage.drop();
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   }
 }

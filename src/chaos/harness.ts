@@ -5,7 +5,6 @@
  * publisher. Nothing here mocks Ferry: the processes, sockets and databases are real.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -91,21 +90,6 @@ export async function startNode(p: {
     output: () => out,
     exited,
   };
-}
-
-/**
- * The flags of a node on PostgreSQL: the server, a schema of its own, and a secret key (required
- * with PostgreSQL; every node of one schema must get the same, so call this once per schema).
- */
-export function postgresArgs(databaseUrl: string, schema: string): string[] {
-  return [
-    '--database-url',
-    databaseUrl,
-    '--database-schema',
-    schema,
-    '--secret-key',
-    randomBytes(32).toString('base64'),
-  ];
 }
 
 export interface Arrival {

@@ -4,22 +4,20 @@
  * from 128 clients against that backlog (latency and statuses); then wait for the backlog to
  * drain and check that every accepted message was delivered.
  */
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import postgres from 'postgres';
 import { request } from 'undici';
 import {
   loadAgent,
   paced,
-  postgresArgs,
   publish,
   quantile,
   startChaosReceiver,
   startNode,
   until,
 } from './harness.js';
+import { chaosStorage } from './storage.js';
 import { sample, type Sample } from './probe.js';
 
 export interface OverloadReport {
@@ -62,14 +60,12 @@ export async function runOverload(o: {
 }): Promise<OverloadReport> {
   const log = o.log ?? (() => undefined);
   const dir = mkdtempSync(join(tmpdir(), 'ferry-chaos-overload-'));
-  const schema = `ferry_chaos_${randomBytes(5).toString('hex')}`;
-  const pg = o.storage === 'postgres' && o.databaseUrl;
-  const args = pg ? postgresArgs(o.databaseUrl as string, schema) : [];
+  const storage = chaosStorage(o.storage, o.databaseUrl);
+  const args = storage.args;
   const receiver = await startChaosReceiver('fast', { light: true });
   const node = await startNode({ dataDir: dir, args });
   const { baseUrl, token } = node;
-  const probe = () =>
-    sample({ baseUrl, dataDir: dir, databaseUrl: pg ? o.databaseUrl : undefined, schema });
+  const probe = () => sample({ baseUrl, dataDir: dir, postgres: storage.postgres });
   const samples: Sample[] = [];
   let sampling = true;
   const sampler = (async () => {
@@ -195,11 +191,7 @@ export async function runOverload(o: {
     node.proc.kill('SIGKILL');
     await node.exited;
     await receiver.close();
-    if (pg) {
-      const sql = postgres(o.databaseUrl as string, { onnotice: () => undefined, max: 1 });
-      await sql.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      await sql.end();
-    }
+    await storage.drop();
     rmSync(dir, { recursive: true, force: true });
   }
 }

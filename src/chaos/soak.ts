@@ -4,20 +4,11 @@
  * Reports the samples after warm-up (the first fifth of the run) so growth is visible, and checks
  * that every acknowledged message was delivered at the end.
  */
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import postgres from 'postgres';
-import {
-  paced,
-  postgresArgs,
-  publish,
-  quantile,
-  startChaosReceiver,
-  startNode,
-  until,
-} from './harness.js';
+import { paced, publish, quantile, startChaosReceiver, startNode, until } from './harness.js';
+import { chaosStorage } from './storage.js';
 import { sample, type Sample } from './probe.js';
 
 export interface SoakReport {
@@ -43,9 +34,8 @@ export async function runSoak(o: {
 }): Promise<SoakReport> {
   const log = o.log ?? (() => undefined);
   const dir = mkdtempSync(join(tmpdir(), 'ferry-chaos-soak-'));
-  const schema = `ferry_chaos_${randomBytes(5).toString('hex')}`;
-  const pg = o.storage === 'postgres' && o.databaseUrl;
-  const args = pg ? postgresArgs(o.databaseUrl as string, schema) : [];
+  const storage = chaosStorage(o.storage, o.databaseUrl);
+  const args = [...storage.args];
   if (o.eventRetention) args.push('--event-retention', o.eventRetention);
   const receivers = await Promise.all(
     (['fast', 'slow', 'errors'] as const).map((b) => startChaosReceiver(b, { light: true })),
@@ -67,8 +57,7 @@ export async function runSoak(o: {
           const s = await sample({
             baseUrl,
             dataDir: dir,
-            databaseUrl: pg ? o.databaseUrl : undefined,
-            schema,
+            postgres: storage.postgres,
           });
           samples.push(s);
           log(
@@ -115,11 +104,7 @@ export async function runSoak(o: {
     await Promise.race([node.exited, new Promise((r) => setTimeout(r, 15_000))]);
     node.proc.kill('SIGKILL');
     await Promise.all(receivers.map((r) => r.close()));
-    if (pg) {
-      const sql = postgres(o.databaseUrl as string, { onnotice: () => undefined, max: 1 });
-      await sql.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      await sql.end();
-    }
+    await storage.drop();
     rmSync(dir, { recursive: true, force: true });
   }
 }
