@@ -1,14 +1,20 @@
 /**
  * Load shedding (src/api/admission.ts; docs/reliability.md, "Overload"): a node offered more
  * publishes than it commits refuses the excess with 503 and Retry-After, stores nothing of what
- * it refused and delivers everything it accepted. Real server, real storage, a real receiver.
+ * it refused and delivers everything it accepted. Real server (the built `ferry start` as a
+ * child process for the flood, so the clients do not share its event loop), real storage, a
+ * real receiver.
  */
-import { cpus, loadavg } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import postgres from 'postgres';
 import { Agent, request } from 'undici';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/core/clock.js';
-import { STORAGES, pgUrl, startFerry, type TestFerry } from './helpers/ferry.js';
+import { STORAGES, pgUrl, startFerry } from './helpers/ferry.js';
+import { startFerryProcess, type FerryProcess } from './helpers/process.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 
 /** A bound stretched by the machine's 1-minute load per core, when above 1 (shared machine). */
@@ -25,7 +31,13 @@ interface Answer {
   error?: string;
 }
 
-async function publishTo(f: TestFerry, destination: string): Promise<Answer> {
+/** A node's API: its URL and the account's token. */
+interface Api {
+  url: string;
+  token: string;
+}
+
+async function publishTo(f: Api, destination: string): Promise<Answer> {
   const started = performance.now();
   const res = await request(`${f.url}/v2/publish/${destination}`, {
     method: 'POST',
@@ -45,7 +57,7 @@ async function publishTo(f: TestFerry, destination: string): Promise<Answer> {
 }
 
 /** A counter's value on the node's `/metrics` (summed over the series that match `labels`). */
-async function metric(f: TestFerry, name: string, labels = ''): Promise<number> {
+async function metric(f: Api, name: string, labels = ''): Promise<number> {
   const text = await (await fetch(`${f.url}/metrics`)).text();
   let sum = 0;
   for (const line of text.split('\n')) {
@@ -55,13 +67,21 @@ async function metric(f: TestFerry, name: string, labels = ''): Promise<number> 
 }
 
 describe.each(STORAGES)('load shedding on %s', (storage) => {
-  let ferry: TestFerry | undefined;
+  let ferry: FerryProcess | undefined;
   let receiver: Receiver | undefined;
+  const dataDir = mkdtempSync(join(tmpdir(), 'ferry-overload-'));
+  const schema = `ferry_test_${randomBytes(6).toString('hex')}`;
   afterEach(async () => {
-    await ferry?.close();
+    await ferry?.kill('SIGTERM');
     await receiver?.close();
     ferry = undefined;
     receiver = undefined;
+    if (storage === 'postgres') {
+      const sql = postgres(pgUrl as string, { onnotice: () => undefined, max: 1 });
+      await sql.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await sql.end();
+    }
+    rmSync(dataDir, { recursive: true, force: true });
   });
 
   it(
@@ -69,11 +89,18 @@ describe.each(STORAGES)('load shedding on %s', (storage) => {
     { timeout: 180_000 },
     async () => {
       receiver = await startReceiver();
-      const f = await startFerry({
-        storage,
-        args: ['--publish-queue-limit', '10', '--publish-wait-limit', '1s'],
+      const postgresArgs = [
+        ...['--database-url', pgUrl as string, '--database-schema', schema],
+        ...['--secret-key', randomBytes(32).toString('base64')],
+      ];
+      ferry = await startFerryProcess({
+        dataDir,
+        args: [
+          ...['--publish-queue-limit', '10', '--publish-wait-limit', '1s'],
+          ...(storage === 'postgres' ? postgresArgs : []),
+        ],
       });
-      ferry = f;
+      const f: Api = { url: ferry.credentials.baseUrl, token: ferry.credentials.token };
       const total = 3_000;
       const answers: Answer[] = [];
       let next = 0;
