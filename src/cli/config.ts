@@ -87,7 +87,7 @@ export interface Config {
   maxRequestBytes: number;
   /**
    * Load shedding (api/admission.ts): refuse publishes with 503 while the oldest publish waiting
-   * for its commit on this node has waited this long, ms; 0 = never on that account.
+   * for its commit on this node has waited this long, ms; 0 = no wait limit.
    */
   publishWaitLimitMs: number;
   /** Load shedding: most messages waiting for their commit on this node; 0 = no limit. */
