@@ -17,6 +17,7 @@ import {
   paced,
   startChaosReceiver,
   startNode,
+  tcpPortsOf,
   until,
   type Arrival,
   type ChaosReceiver,
@@ -117,7 +118,7 @@ export async function runCrash(o: CrashOptions): Promise<CrashReport> {
   const fast = receivers[0] as ChaosReceiver;
   const nodes: (FerryNode | undefined)[] = [];
   /** Kill sent, kill observed (the process exited), node answering again. */
-  const kills: { at: number; exited: number; back: number }[] = [];
+  const kills: { at: number; exited: number; back: number; ports: Set<number> }[] = [];
   const restartMs: number[] = [];
   const acked = new Set<string>();
   const statuses: Record<string, number> = {};
@@ -215,7 +216,9 @@ export async function runCrash(o: CrashOptions): Promise<CrashReport> {
       }
       const victim = live[Math.floor(Math.random() * live.length)] as number;
       const node = nodes[victim] as FerryNode;
-      const kill = { at: Date.now(), exited: 0, back: Number.POSITIVE_INFINITY };
+      // The victim's sockets, read just before the kill: what it sent is told apart by port.
+      const ports = node.proc.pid === undefined ? new Set<number>() : tcpPortsOf(node.proc.pid);
+      const kill = { at: Date.now(), exited: 0, back: Number.POSITIVE_INFINITY, ports };
       nodes[victim] = undefined;
       node.proc.kill('SIGKILL');
       await node.exited;
@@ -281,18 +284,19 @@ export async function runCrash(o: CrashOptions): Promise<CrashReport> {
         if (acked.has(id) && ok.length > 0) delivered++;
         if (ok.length > 1) {
           duplicates++;
-          // Each repeat must follow a kill that came after the previous 2xx: that 2xx reached
-          // the destination before the killed process was gone and the repeat came after the
-          // kill was sent. Arrivals and exits are both timed by this process's event loop, which
-          // reads them late when it is busy: with one node (SQLite) nothing else can deliver
-          // while it is down, so a 2xx read before it was back was sent before the kill; with
-          // two, a 2xx read up to the loop's longest delay after the exit counts as before it.
-          const sentBefore = (at: number, k: (typeof kills)[number]): boolean =>
-            nodeCount === 1 ? at < k.back : at <= k.exited + loopDelay.max / 1e6;
+          // Each repeat must follow a kill that came after the previous 2xx: that 2xx was sent
+          // by the killed process before it was gone and the repeat came after the kill was
+          // sent. Arrivals are timed by this process's event loop, which reads them late when it
+          // is busy, so "sent before" is: read before the exit was seen, or (one node, SQLite)
+          // before the node was back, as nothing else can deliver meanwhile, or (two nodes)
+          // read from a socket of the killed process within a few seconds of its exit.
+          const sentBefore = (a: Arrival, k: (typeof kills)[number]): boolean =>
+            a.at <= k.exited ||
+            (nodeCount === 1 ? a.at < k.back : k.ports.has(a.port) && a.at <= k.exited + 5_000);
           const explained = ok
             .slice(1)
             .every((repeat, i) =>
-              kills.some((k) => sentBefore((ok[i] as Arrival).at, k) && repeat.at >= k.at),
+              kills.some((k) => sentBefore(ok[i] as Arrival, k) && repeat.at >= k.at),
             );
           if (!explained) {
             duplicatesNotInFlight++;
