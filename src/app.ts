@@ -12,6 +12,7 @@ import {
   buildServer,
   type OpsOptions,
 } from './api/server.js';
+import { PublishAdmission } from './api/admission.js';
 import type { MgmtContext } from './api/mgmt/index.js';
 import type { Config } from './cli/config.js';
 import { loadSecretKey } from './cli/secret-key.js';
@@ -222,6 +223,14 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
       clock,
       accounts,
       publisher,
+      admission: new PublishAdmission(
+        {
+          maxWaitMs: config.publishWaitLimitMs,
+          maxPendingMessages: config.publishQueueLimit,
+          now: () => clock.now(),
+        },
+        (reason) => metrics.publishRefused(reason),
+      ),
       logger,
       prefix: config.headerPrefix,
       production: config.production,

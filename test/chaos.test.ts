@@ -4,7 +4,9 @@
  * moments, 3 times, and restarted on the same data; on PostgreSQL two nodes share a schema and
  * either is killed. What the destinations recorded must show: no acknowledged message lost,
  * every duplicate in flight at a kill, redelivery within lease + 5 s, a cron schedule neither
- * skipped nor doubled. The full run (20 rounds, ~1,000 publishes/s) is `npm run chaos`.
+ * skipped nor doubled, and every workflow run (official `@upstash/workflow` SDK) started during
+ * the kills completed with the right result, each step's result in its history and repeated
+ * only after a kill. The full run (20 rounds, ~1,000 publishes/s) is `npm run chaos`.
  */
 import { describe, expect, it } from 'vitest';
 import { formatCrash, runCrash, type CrashOptions } from '../src/chaos/crash.js';
@@ -17,6 +19,7 @@ const base: Omit<CrashOptions, 'storage'> = {
   roundMs: [500, 2_000],
   leaseMs: 5_000,
   schedules: 1,
+  workflows: 2,
   drainTimeoutMs: 60_000,
 };
 
@@ -35,6 +38,9 @@ describe('crashes under load', () => {
       expect(report.duplicatesNotInFlight, report.examples.join('\n')).toBe(0);
       expect(report.redeliveryWithinBound).toBe(true);
       expect(report.schedules.ok).toBe(true);
+      expect(report.workflows.started).toBeGreaterThan(0);
+      expect(report.workflows.notCompleted).toEqual([]);
+      expect(report.workflows.stepsNotOnce).toEqual([]);
     },
   );
 });

@@ -5,6 +5,7 @@ import type { MetricsSink } from '../core/metrics.js';
 import type { Account } from '../core/types.js';
 import type { AccountDirectory } from '../engine/accounts.js';
 import type { Publisher } from '../engine/publisher.js';
+import type { PublishAdmission } from './admission.js';
 import type { Executor } from '../storage/driver.js';
 
 /** What the route modules need; built once in `app.ts`. */
@@ -13,6 +14,8 @@ export interface ApiContext {
   clock: Clock;
   accounts: AccountDirectory;
   publisher: Publisher;
+  /** Load shedding: every publish's writes run through it (`--publish-wait-limit`). */
+  admission: PublishAdmission;
   logger: Logger;
   /** Header prefix (`Svc`); every custom header name is built from it. */
   prefix: string;

@@ -8,21 +8,29 @@
  * SQLite: one node, killed and restarted `rounds` times. PostgreSQL: two nodes on one schema,
  * either killed at random each round (the other keeps serving; the dead one's leases expire).
  */
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import postgres from 'postgres';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import {
   publish,
   paced,
   startChaosReceiver,
   startNode,
+  tcpPortsOf,
   until,
   type Arrival,
   type ChaosReceiver,
   type FerryNode,
 } from './harness.js';
+import { chaosStorage } from './storage.js';
+import { startChaosWorkflows, startFront, type WorkflowCheck } from './workflows.js';
+
+/**
+ * The nodes speak the QStash dialect (`Upstash-*` headers) so that the official workflow SDK can
+ * run against them; the plain messages use the same headers.
+ */
+const PREFIX = 'Upstash';
 
 export interface CrashOptions {
   storage: 'sqlite' | 'postgres';
@@ -37,6 +45,8 @@ export interface CrashOptions {
   leaseMs: number;
   /** Cron schedules (`* * * * *`) running through the kills. */
   schedules: number;
+  /** Workflow runs (`@upstash/workflow`, see workflows.ts) started per second during the kills. */
+  workflows: number;
   /** Longest wait for the backlog after the last kill, ms. */
   drainTimeoutMs: number;
   log?: (line: string) => void;
@@ -74,9 +84,13 @@ export interface CrashReport {
   redeliveryWithinBound: boolean;
   /** The machine's 1-minute load average at the end (other work on the machine). */
   loadAverage: number;
+  /** This (the load generator's) process's longest event-loop delay, ms: how late it timed things. */
+  loopDelayMaxMs: number;
   /** Longest time from a kill until the node answered again (restart), ms. */
   maxRestartMs: number;
   schedules: { count: number; ticksExpected: number; fired: number[]; ok: boolean };
+  /** Workflow runs started during the kills, and whether each completed with each step once. */
+  workflows: WorkflowCheck & { triggerFailures: number; ok: boolean };
   statuses: Record<string, number>;
 }
 
@@ -88,29 +102,48 @@ export async function runCrash(o: CrashOptions): Promise<CrashReport> {
   const log = o.log ?? (() => undefined);
   const nodeCount = o.storage === 'postgres' ? 2 : 1;
   const dirs = Array.from({ length: nodeCount }, () => mkdtempSync(join(tmpdir(), 'ferry-chaos-')));
-  const schema = `ferry_chaos_${randomBytes(5).toString('hex')}`;
-  const args = ['--lease', `${Math.max(1, Math.round(o.leaseMs / 1000))}s`];
-  if (o.storage === 'postgres') {
-    if (!o.databaseUrl) throw new Error('the PostgreSQL case needs a database URL');
-    args.push('--database-url', o.databaseUrl, '--database-schema', schema);
-    args.push('--secret-key', randomBytes(32).toString('base64'));
-  }
+  const storage = chaosStorage(o.storage, o.databaseUrl);
+  const args = [
+    '--lease',
+    `${Math.max(1, Math.round(o.leaseMs / 1000))}s`,
+    '--header-prefix',
+    PREFIX,
+  ];
+  args.push(...storage.args);
   const receivers: ChaosReceiver[] = await Promise.all(
-    (['fast', 'slow', 'errors'] as const).map((b) => startChaosReceiver(b)),
+    (['fast', 'slow', 'errors'] as const).map((b) =>
+      startChaosReceiver(b, { prefix: PREFIX.toLowerCase() }),
+    ),
   );
   const fast = receivers[0] as ChaosReceiver;
   const nodes: (FerryNode | undefined)[] = [];
   /** Kill sent, kill observed (the process exited), node answering again. */
-  const kills: { at: number; exited: number; back: number }[] = [];
+  const kills: { at: number; exited: number; back: number; ports: Set<number> }[] = [];
   const restartMs: number[] = [];
   const acked = new Set<string>();
   const statuses: Record<string, number> = {};
   let stopped = false;
   let attempts = 0;
   const started = Date.now();
+  /** This process's event-loop delay (ns): how late it may read an arrival or an exit. */
+  const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+  loopDelay.enable();
+  const front = await startFront(() =>
+    nodes.filter((n): n is FerryNode => n !== undefined).map((n) => n.baseUrl),
+  );
+  let workflows: Awaited<ReturnType<typeof startChaosWorkflows>> | undefined;
   try {
     for (const dir of dirs) nodes.push(await startNode({ dataDir: dir, args }));
-    const token = (nodes[0] as FerryNode).token;
+    const first = nodes[0] as FerryNode;
+    const token = first.token;
+    if (o.workflows > 0) {
+      workflows = await startChaosWorkflows({
+        front: front.url,
+        token,
+        currentSigningKey: first.currentSigningKey,
+        nextSigningKey: first.nextSigningKey,
+      });
+    }
 
     const scheduleCreatedAt = Date.now();
     for (let i = 0; i < o.schedules; i++) {
@@ -140,13 +173,23 @@ export async function runCrash(o: CrashOptions): Promise<CrashReport> {
           baseUrl: node.baseUrl,
           token,
           destination: `${dest.url}/m${i}`,
-          headers: { 'Svc-Retries': '20', 'Svc-Retry-Delay': '100' },
+          headers: { [`${PREFIX}-Retries`]: '20', [`${PREFIX}-Retry-Delay`]: '100' },
           body: `message ${i}`,
         });
         statuses[String(res.status)] = (statuses[String(res.status)] ?? 0) + 1;
         if (res.status === 200 && res.messageId) acked.add(res.messageId);
       },
     });
+
+    const wf = workflows;
+    const triggering = wf
+      ? paced({
+          rate: o.workflows,
+          concurrency: 4,
+          stop: () => stopped,
+          send: (i) => wf.trigger(i),
+        })
+      : Promise.resolve(0);
 
     // A killed node restarts in the background; with two nodes the next kill takes a live one
     // (the other keeps serving meanwhile), with one node the next round waits for the restart.
@@ -173,7 +216,9 @@ export async function runCrash(o: CrashOptions): Promise<CrashReport> {
       }
       const victim = live[Math.floor(Math.random() * live.length)] as number;
       const node = nodes[victim] as FerryNode;
-      const kill = { at: Date.now(), exited: 0, back: Number.POSITIVE_INFINITY };
+      // The victim's sockets, read just before the kill: what it sent is told apart by port.
+      const ports = node.proc.pid === undefined ? new Set<number>() : tcpPortsOf(node.proc.pid);
+      const kill = { at: Date.now(), exited: 0, back: Number.POSITIVE_INFINITY, ports };
       nodes[victim] = undefined;
       node.proc.kill('SIGKILL');
       await node.exited;
@@ -190,13 +235,23 @@ export async function runCrash(o: CrashOptions): Promise<CrashReport> {
     }
     await Promise.all(restarts.values());
     stopped = true;
-    await publishing;
+    await Promise.all([publishing, triggering]);
     const publishEnd = Date.now();
 
     // Every acknowledged message delivered (a 2xx from its destination), or the deadline.
     const allDelivered = (): boolean =>
       [...acked].every((id) => receivers.some((r) => successes(r.byMessage.get(id)).length > 0));
     await until(allDelivered, o.drainTimeoutMs);
+    const workflowCheck = wf
+      ? await wf.check(o.drainTimeoutMs, kills)
+      : {
+          started: 0,
+          completed: 0,
+          notCompleted: [],
+          stepsNotOnce: [],
+          stepsRepeatedAtKill: 0,
+          stepsRunAgain: 0,
+        };
 
     // Schedules: one delivery per minute boundary since they were created. Wait past the tick
     // that is due now, then for its deliveries.
@@ -229,14 +284,19 @@ export async function runCrash(o: CrashOptions): Promise<CrashReport> {
         if (acked.has(id) && ok.length > 0) delivered++;
         if (ok.length > 1) {
           duplicates++;
-          // Each repeat must follow a kill that came after the previous 2xx: that 2xx reached
-          // the destination before the killed process was gone (its exit observed) and the
-          // repeat came after the kill was sent. A request the destination records a few ms
-          // after the kill signal was sent before it (arrival is when this process reads it).
+          // Each repeat must follow a kill that came after the previous 2xx: that 2xx was sent
+          // by the killed process before it was gone and the repeat came after the kill was
+          // sent. Arrivals are timed by this process's event loop, which reads them late when it
+          // is busy, so "sent before" is: read before the exit was seen, or (one node, SQLite)
+          // before the node was back, as nothing else can deliver meanwhile, or (two nodes)
+          // read from a socket of the killed process within a few seconds of its exit.
+          const sentBefore = (a: Arrival, k: (typeof kills)[number]): boolean =>
+            a.at <= k.exited ||
+            (nodeCount === 1 ? a.at < k.back : k.ports.has(a.port) && a.at <= k.exited + 5_000);
           const explained = ok
             .slice(1)
             .every((repeat, i) =>
-              kills.some((k) => (ok[i] as Arrival).at <= k.exited && repeat.at >= k.at),
+              kills.some((k) => sentBefore(ok[i] as Arrival, k) && repeat.at >= k.at),
             );
           if (!explained) {
             duplicatesNotInFlight++;
@@ -286,6 +346,7 @@ export async function runCrash(o: CrashOptions): Promise<CrashReport> {
       redeliveryWithinBound:
         (o.storage === 'sqlite' ? maxRedeliveryAfterBackMs : maxRedeliveryMs) <= o.leaseMs + 5_000,
       loadAverage: loadavg()[0] ?? 0,
+      loopDelayMaxMs: loopDelay.max / 1e6,
       redeliveryBoundMs: o.leaseMs + 5_000,
       maxRestartMs: Math.max(0, ...restartMs),
       schedules: {
@@ -294,9 +355,15 @@ export async function runCrash(o: CrashOptions): Promise<CrashReport> {
         fired,
         ok: fired.every((n) => n === ticksExpected),
       },
+      workflows: {
+        ...workflowCheck,
+        triggerFailures: wf?.triggerFailures ?? 0,
+        ok: workflowCheck.notCompleted.length === 0 && workflowCheck.stepsNotOnce.length === 0,
+      },
       statuses,
     };
   } finally {
+    loopDelay.disable();
     stopped = true;
     for (const node of nodes) {
       if (!node) continue;
@@ -306,11 +373,9 @@ export async function runCrash(o: CrashOptions): Promise<CrashReport> {
       node.proc.kill('SIGKILL');
     }
     await Promise.all(receivers.map((r) => r.close()));
-    if (o.storage === 'postgres' && o.databaseUrl) {
-      const sql = postgres(o.databaseUrl, { onnotice: () => undefined, max: 1 });
-      await sql.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      await sql.end();
-    }
+    await workflows?.close();
+    await front.close();
+    await storage.drop();
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -322,7 +387,7 @@ async function publishSchedule(
 ): Promise<number> {
   const res = await fetch(`${baseUrl}/v2/schedules/${destination}`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'Svc-Cron': '* * * * *' },
+    headers: { authorization: `Bearer ${token}`, [`${PREFIX}-Cron`]: '* * * * *' },
   });
   await res.arrayBuffer();
   return res.status;
@@ -339,8 +404,17 @@ export function formatCrash(r: CrashReport): string[] {
     `  duplicates ${r.duplicates}, of which not in flight at a kill: ${r.duplicatesNotInFlight}`,
     ...(r.duplicatesNotInFlight > 0 ? r.examples.map((e) => `    ${e}`) : []),
     `  longest kill → redelivery ${r.maxRedeliveryMs} ms, node back → redelivery ${r.maxRedeliveryAfterBackMs} ms ` +
-      `(bound lease + 5 s = ${r.redeliveryBoundMs} ms); longest restart ${r.maxRestartMs} ms; load average ${r.loadAverage.toFixed(1)}`,
+      `(bound lease + 5 s = ${r.redeliveryBoundMs} ms); longest restart ${r.maxRestartMs} ms; load average ${r.loadAverage.toFixed(1)}, ` +
+      `this process's longest event-loop delay ${r.loopDelayMaxMs.toFixed(0)} ms`,
     `  schedules: ${r.schedules.count} × '* * * * *', ${r.schedules.ticksExpected} minute ticks expected, ` +
       `fired ${JSON.stringify(r.schedules.fired)} → ${r.schedules.ok ? 'none skipped, none doubled' : 'MISMATCH'}`,
+    `  workflow runs: ${r.workflows.started} started (${r.workflows.triggerFailures} triggers failed at kills), ` +
+      `${r.workflows.completed} completed with the right result, ` +
+      `${r.workflows.stepsNotOnce.length} with a step missing or repeated without a kill; ` +
+      `step results recorded again after a kill: ${r.workflows.stepsRepeatedAtKill}, ` +
+      `step functions run again: ${r.workflows.stepsRunAgain}`,
+    ...[...r.workflows.notCompleted, ...r.workflows.stepsNotOnce]
+      .slice(0, 10)
+      .map((e) => `    ${e}`),
   ];
 }

@@ -5,7 +5,7 @@
  * publisher. Nothing here mocks Ferry: the processes, sockets and databases are real.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -21,6 +21,9 @@ export interface FerryNode {
   proc: ChildProcess;
   baseUrl: string;
   token: string;
+  /** The account's signing keys (what a workflow endpoint verifies deliveries with). */
+  currentSigningKey: string;
+  nextSigningKey: string;
   output(): string;
   exited: Promise<number | null>;
 }
@@ -75,11 +78,15 @@ export async function startNode(p: {
   const credentials = JSON.parse(readFileSync(join(p.dataDir, 'credentials.json'), 'utf8')) as {
     baseUrl: string;
     token: string;
+    currentSigningKey: string;
+    nextSigningKey: string;
   };
   return {
     proc,
     baseUrl: /Ferry is running at (http:\/\/\S+)/.exec(out)?.[1] ?? credentials.baseUrl,
     token: credentials.token,
+    currentSigningKey: credentials.currentSigningKey,
+    nextSigningKey: credentials.nextSigningKey,
     output: () => out,
     exited,
   };
@@ -87,6 +94,8 @@ export async function startNode(p: {
 
 export interface Arrival {
   at: number;
+  /** The sender's TCP port: which process sent it (see `tcpPortsOf`). */
+  port: number;
   /** When the answer was written, or undefined when the connection closed first. */
   answeredAt?: number;
   status: number;
@@ -134,7 +143,7 @@ export async function startChaosReceiver(
     req.on('end', () => {
       const id = String(req.headers[idHeader] ?? req.url);
       const retried = Number(req.headers[retriedHeader] ?? 0);
-      const arrival: Arrival = { at: Date.now(), status: 0 };
+      const arrival: Arrival = { at: Date.now(), port: req.socket.remotePort ?? 0, status: 0 };
       r.seen.add(id);
       const list = r.byMessage.get(id);
       if (list) list.push(arrival);
@@ -173,6 +182,37 @@ export async function startChaosReceiver(
     return new Promise((resolve) => server.close(() => resolve()));
   };
   return r;
+}
+
+/**
+ * The local TCP ports of process `pid`'s sockets (Linux: its `/proc/<pid>/fd` socket inodes
+ * looked up in `/proc/net/tcp{,6}`); empty where /proc cannot be read. A request that a
+ * receiver read from one of these ports was sent by that process, whenever this process got
+ * round to reading it.
+ */
+export function tcpPortsOf(pid: number): Set<number> {
+  const ports = new Set<number>();
+  try {
+    const inodes = new Set<string>();
+    for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+      try {
+        const match = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+        if (match?.[1]) inodes.add(match[1]);
+      } catch {
+        // closed meanwhile
+      }
+    }
+    for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+      for (const line of readFileSync(table, 'utf8').split('\n').slice(1)) {
+        const fields = line.trim().split(/\s+/);
+        const port = fields[1]?.split(':')[1];
+        if (port && inodes.has(fields[9] ?? '')) ports.add(parseInt(port, 16));
+      }
+    }
+  } catch {
+    // not Linux, or the process is gone
+  }
+  return ports;
 }
 
 /** A keep-alive HTTP client for the load generator (undici, many connections per origin). */

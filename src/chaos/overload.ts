@@ -4,11 +4,9 @@
  * from 128 clients against that backlog (latency and statuses); then wait for the backlog to
  * drain and check that every accepted message was delivered.
  */
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import postgres from 'postgres';
 import { request } from 'undici';
 import {
   loadAgent,
@@ -19,6 +17,7 @@ import {
   startNode,
   until,
 } from './harness.js';
+import { chaosStorage } from './storage.js';
 import { sample, type Sample } from './probe.js';
 
 export interface OverloadReport {
@@ -27,6 +26,8 @@ export interface OverloadReport {
   accepted: number;
   fillSeconds: number;
   batchStatuses: Record<string, number>;
+  /** Time to answer a batch of 1,000 during the fill (accepted or refused), ms. */
+  batch: { p50: number; p99: number; max: number };
   peakRssMb: number;
   rssAfterDrainMb: number;
   dbMbPeak: number;
@@ -35,8 +36,15 @@ export interface OverloadReport {
     p50: number;
     p99: number;
     max: number;
+    /** The same quantiles over the publishes answered 200 only. */
+    acceptedP99: number;
+    acceptedMax: number;
     statuses: Record<string, number>;
   };
+  /** Messages the node says it stored (`ferry_messages_published_total`): must equal `accepted`. */
+  stored: number;
+  /** The machine's 1-minute load average at the start and end. */
+  load: [number, number];
   drainSeconds: number;
   drained: boolean;
   acceptedNotDelivered: number;
@@ -52,14 +60,12 @@ export async function runOverload(o: {
 }): Promise<OverloadReport> {
   const log = o.log ?? (() => undefined);
   const dir = mkdtempSync(join(tmpdir(), 'ferry-chaos-overload-'));
-  const schema = `ferry_chaos_${randomBytes(5).toString('hex')}`;
-  const pg = o.storage === 'postgres' && o.databaseUrl;
-  const args = pg ? ['--database-url', o.databaseUrl as string, '--database-schema', schema] : [];
+  const storage = chaosStorage(o.storage, o.databaseUrl);
+  const args = storage.args;
   const receiver = await startChaosReceiver('fast', { light: true });
   const node = await startNode({ dataDir: dir, args });
   const { baseUrl, token } = node;
-  const probe = () =>
-    sample({ baseUrl, dataDir: dir, databaseUrl: pg ? o.databaseUrl : undefined, schema });
+  const probe = () => sample({ baseUrl, dataDir: dir, postgres: storage.postgres });
   const samples: Sample[] = [];
   let sampling = true;
   const sampler = (async () => {
@@ -74,6 +80,8 @@ export async function runOverload(o: {
   })();
   const accepted = new Set<string>();
   const batchStatuses: Record<string, number> = {};
+  const batchLatencies: number[] = [];
+  const loadAtStart = loadavg()[0] ?? 0;
   try {
     const fillStarted = Date.now();
     let next = 0;
@@ -85,6 +93,7 @@ export async function runOverload(o: {
           destination: `${receiver.url}/o${next + i}`,
           body: 'overload',
         }));
+        const sentAt = performance.now();
         const res = await request(`${baseUrl}/v2/batch`, {
           method: 'POST',
           dispatcher: loadAgent,
@@ -94,12 +103,16 @@ export async function runOverload(o: {
           bodyTimeout: 120_000,
         });
         const text = await res.body.text();
+        batchLatencies.push(performance.now() - sentAt);
         batchStatuses[res.statusCode] = (batchStatuses[res.statusCode] ?? 0) + 1;
         if (res.statusCode === 200) {
           for (const e of JSON.parse(text) as { messageId: string }[]) accepted.add(e.messageId);
         } else {
-          next -= n; // refused (429/503): offer it again
-          await new Promise((r) => setTimeout(r, 200));
+          next -= n; // refused (429/503): offer it again after its Retry-After
+          const retryAfter = Number(res.headers['retry-after'] ?? 1);
+          await new Promise((r) =>
+            setTimeout(r, 1_000 * (Number.isFinite(retryAfter) ? retryAfter : 1)),
+          );
         }
       }
     };
@@ -111,6 +124,7 @@ export async function runOverload(o: {
     );
 
     const latencies: number[] = [];
+    const acceptedLatencies: number[] = [];
     const singleStatuses: Record<string, number> = {};
     const singleEnd = Date.now() + 10_000;
     await paced({
@@ -126,7 +140,10 @@ export async function runOverload(o: {
         });
         latencies.push(res.latencyMs);
         singleStatuses[res.status] = (singleStatuses[res.status] ?? 0) + 1;
-        if (res.status === 200 && res.messageId) accepted.add(res.messageId);
+        if (res.status === 200 && res.messageId) {
+          accepted.add(res.messageId);
+          acceptedLatencies.push(res.latencyMs);
+        }
       },
     });
 
@@ -138,12 +155,20 @@ export async function runOverload(o: {
     );
     const drainSeconds = (Date.now() - drainStarted) / 1000;
     const after = await probe();
+    const stored = await publishedCount(baseUrl);
     return {
       storage: o.storage,
       messages: o.messages,
       accepted: accepted.size,
       fillSeconds,
       batchStatuses,
+      batch: {
+        p50: quantile(batchLatencies, 0.5),
+        p99: quantile(batchLatencies, 0.99),
+        max: Math.max(...batchLatencies),
+      },
+      stored,
+      load: [loadAtStart, loadavg()[0] ?? 0],
       peakRssMb: Math.max(...samples.map((s) => s.rssMb), after.rssMb),
       rssAfterDrainMb: after.rssMb,
       dbMbPeak: Math.max(...samples.map((s) => s.dbMb), after.dbMb),
@@ -152,6 +177,8 @@ export async function runOverload(o: {
         p50: quantile(latencies, 0.5),
         p99: quantile(latencies, 0.99),
         max: Math.max(...latencies),
+        acceptedP99: quantile(acceptedLatencies, 0.99),
+        acceptedMax: Math.max(...acceptedLatencies),
         statuses: singleStatuses,
       },
       drainSeconds,
@@ -164,23 +191,31 @@ export async function runOverload(o: {
     node.proc.kill('SIGKILL');
     await node.exited;
     await receiver.close();
-    if (pg) {
-      const sql = postgres(o.databaseUrl as string, { onnotice: () => undefined, max: 1 });
-      await sql.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      await sql.end();
-    }
+    await storage.drop();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Messages the node stored, by its own count (every kind of `ferry_messages_published_total`). */
+async function publishedCount(baseUrl: string): Promise<number> {
+  const res = await request(`${baseUrl}/metrics`, { dispatcher: loadAgent });
+  let sum = 0;
+  for (const line of (await res.body.text()).split('\n')) {
+    if (line.startsWith('ferry_messages_published_total{')) sum += Number(line.split(' ').at(-1));
+  }
+  return sum;
 }
 
 export function formatOverload(r: OverloadReport): string[] {
   return [
     `overload (${r.storage}): ${r.accepted} accepted of ${r.messages} offered in ${r.fillSeconds.toFixed(0)} s ` +
-      `(batch statuses ${JSON.stringify(r.batchStatuses)})`,
+      `(batch statuses ${JSON.stringify(r.batchStatuses)}); load average ${r.load[0].toFixed(1)} → ${r.load[1].toFixed(1)}`,
+    `  batches of 1,000 (8 clients): answered in p50 ${r.batch.p50.toFixed(0)} ms, p99 ${r.batch.p99.toFixed(0)} ms, max ${r.batch.max.toFixed(0)} ms`,
     `  peak RSS ${r.peakRssMb.toFixed(0)} MB, after drain ${r.rssAfterDrainMb.toFixed(0)} MB; database peak ${r.dbMbPeak.toFixed(0)} MB`,
     `  single publishes against the backlog (128 clients, 10 s): ${r.single.count}, ` +
       `p50 ${r.single.p50.toFixed(0)} ms, p99 ${r.single.p99.toFixed(0)} ms, max ${r.single.max.toFixed(0)} ms, ` +
-      `statuses ${JSON.stringify(r.single.statuses)}`,
-    `  backlog ${r.drained ? 'drained' : 'NOT drained'} in ${r.drainSeconds.toFixed(0)} s; accepted but not delivered: ${r.acceptedNotDelivered}`,
+      `statuses ${JSON.stringify(r.single.statuses)}; answered 200: p99 ${r.single.acceptedP99.toFixed(0)} ms, max ${r.single.acceptedMax.toFixed(0)} ms`,
+    `  backlog ${r.drained ? 'drained' : 'NOT drained'} in ${r.drainSeconds.toFixed(0)} s; accepted but not delivered: ${r.acceptedNotDelivered}; ` +
+      `stored by the node's count ${r.stored} (refused and stored: ${r.stored - r.accepted})`,
   ];
 }

@@ -25,8 +25,8 @@ function metric(text: string, name: string): number {
 export async function sample(p: {
   baseUrl: string;
   dataDir: string;
-  databaseUrl?: string;
-  schema?: string;
+  /** PostgreSQL's server and the node's schema; absent: SQLite in `dataDir`. */
+  postgres?: { url: string; schema: string };
 }): Promise<Sample> {
   const res = await request(`${p.baseUrl}/metrics`, { dispatcher: loadAgent });
   const text = await res.body.text();
@@ -39,14 +39,14 @@ export async function sample(p: {
   };
 }
 
-async function databaseMb(p: { dataDir: string; databaseUrl?: string; schema?: string }) {
-  if (p.databaseUrl && p.schema) {
-    const sql = postgres(p.databaseUrl, { onnotice: () => undefined, max: 1 });
+async function databaseMb(p: { dataDir: string; postgres?: { url: string; schema: string } }) {
+  if (p.postgres) {
+    const sql = postgres(p.postgres.url, { onnotice: () => undefined, max: 1 });
     try {
       const [row] = await sql<{ bytes: string }[]>`
         SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::text AS bytes
         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-        WHERE n.nspname = ${p.schema} AND c.relkind = 'r'`;
+        WHERE n.nspname = ${p.postgres.schema} AND c.relkind = 'r'`;
       return Number(row?.bytes ?? 0) / 2 ** 20;
     } finally {
       await sql.end();

@@ -4,14 +4,13 @@
  * waiting messages (the method of scripts/fairness.mjs, against the built `ferry start`).
  * This case measures and reports; the fairness itself is the engine's (issue 14).
  */
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import postgres from 'postgres';
 import { request } from 'undici';
 import { loadAgent, publish, quantile, startChaosReceiver, startNode, until } from './harness.js';
+import { chaosStorage } from './storage.js';
 
 export interface SlowReport {
   storage: string;
@@ -37,11 +36,8 @@ export async function runSlow(o: {
 }): Promise<SlowReport> {
   const log = o.log ?? (() => undefined);
   const dir = mkdtempSync(join(tmpdir(), 'ferry-chaos-slow-'));
-  const schema = `ferry_chaos_${randomBytes(5).toString('hex')}`;
-  const args =
-    o.storage === 'postgres' && o.databaseUrl
-      ? ['--database-url', o.databaseUrl, '--database-schema', schema]
-      : [];
+  const storage = chaosStorage(o.storage, o.databaseUrl);
+  const args = storage.args;
   const healthy = await startChaosReceiver('fast');
   const hanging = await startChaosReceiver('hang');
   const node = await startNode({ dataDir: dir, args });
@@ -94,11 +90,7 @@ export async function runSlow(o: {
     await node.exited;
     await healthy.close();
     await hanging.close();
-    if (o.storage === 'postgres' && o.databaseUrl) {
-      const sql = postgres(o.databaseUrl, { onnotice: () => undefined, max: 1 });
-      await sql.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      await sql.end();
-    }
+    await storage.drop();
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -4,18 +4,18 @@
  * Reports the samples after warm-up (the first fifth of the run) so growth is visible, and checks
  * that every acknowledged message was delivered at the end.
  */
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import postgres from 'postgres';
 import { paced, publish, quantile, startChaosReceiver, startNode, until } from './harness.js';
+import { chaosStorage } from './storage.js';
 import { sample, type Sample } from './probe.js';
 
 export interface SoakReport {
   storage: string;
   seconds: number;
   rate: number;
+  eventRetention?: string;
   acknowledged: number;
   lost: number;
   publishP99Ms: number;
@@ -28,13 +28,15 @@ export async function runSoak(o: {
   databaseUrl?: string;
   durationMs: number;
   rate: number;
+  /** The node's `--event-retention` (default: Ferry's, 7 days), to see the events log level off. */
+  eventRetention?: string;
   log?: (line: string) => void;
 }): Promise<SoakReport> {
   const log = o.log ?? (() => undefined);
   const dir = mkdtempSync(join(tmpdir(), 'ferry-chaos-soak-'));
-  const schema = `ferry_chaos_${randomBytes(5).toString('hex')}`;
-  const pg = o.storage === 'postgres' && o.databaseUrl;
-  const args = pg ? ['--database-url', o.databaseUrl as string, '--database-schema', schema] : [];
+  const storage = chaosStorage(o.storage, o.databaseUrl);
+  const args = [...storage.args];
+  if (o.eventRetention) args.push('--event-retention', o.eventRetention);
   const receivers = await Promise.all(
     (['fast', 'slow', 'errors'] as const).map((b) => startChaosReceiver(b, { light: true })),
   );
@@ -55,8 +57,7 @@ export async function runSoak(o: {
           const s = await sample({
             baseUrl,
             dataDir: dir,
-            databaseUrl: pg ? o.databaseUrl : undefined,
-            schema,
+            postgres: storage.postgres,
           });
           samples.push(s);
           log(
@@ -92,6 +93,7 @@ export async function runSoak(o: {
       storage: o.storage,
       seconds: (Date.now() - started) / 1000,
       rate: o.rate,
+      eventRetention: o.eventRetention,
       acknowledged: acked.size,
       lost: [...acked].filter((id) => !delivered(id)).length,
       publishP99Ms: quantile(latencies, 0.99),
@@ -102,11 +104,7 @@ export async function runSoak(o: {
     await Promise.race([node.exited, new Promise((r) => setTimeout(r, 15_000))]);
     node.proc.kill('SIGKILL');
     await Promise.all(receivers.map((r) => r.close()));
-    if (pg) {
-      const sql = postgres(o.databaseUrl as string, { onnotice: () => undefined, max: 1 });
-      await sql.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      await sql.end();
-    }
+    await storage.drop();
     rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -121,7 +119,10 @@ function range(values: number[], digits = 0): string {
 
 export function formatSoak(r: SoakReport): string[] {
   return [
-    `soak (${r.storage}): ${r.seconds.toFixed(0)} s at ${r.rate} publishes/s; ${r.acknowledged} acknowledged, lost ${r.lost}; publish p99 ${r.publishP99Ms.toFixed(0)} ms`,
+    `soak (${r.storage}): ${r.seconds.toFixed(0)} s at ${r.rate} publishes/s offered` +
+      `${r.eventRetention ? `, --event-retention ${r.eventRetention}` : ''}; ` +
+      `${r.acknowledged} acknowledged, lost ${r.lost}; publish p99 ${r.publishP99Ms.toFixed(0)} ms; ` +
+      `load average ${loadavg()[0]?.toFixed(1)}`,
     `  after warm-up (${r.samples.length} samples, 10 s apart):`,
     `  RSS MB: ${range(r.samples.map((s) => s.rssMb))}`,
     `  open fds: ${range(r.samples.map((s) => s.openFds))}`,

@@ -95,6 +95,13 @@ export interface Config {
    * is 200 MiB); 413 beyond it.
    */
   maxRequestBytes: number;
+  /**
+   * Load shedding (api/admission.ts): refuse publishes with 503 while the oldest publish waiting
+   * for its commit on this node has waited this long, ms; 0 = no wait limit.
+   */
+  publishWaitLimitMs: number;
+  /** Load shedding: most messages waiting for their commit on this node; 0 = no limit. */
+  publishQueueLimit: number;
   /** How long a claimed message stays leased without a heartbeat; a dead node's messages are re-delivered after it. */
   leaseMs: number;
   /** SQLite `synchronous`: `full` (an fsync per commit, the default) or `normal` (faster; the last commits may be lost on power loss, never on a process crash). */
@@ -304,6 +311,18 @@ export const OPTIONS = {
     env: 'FERRY_MAX_REQUEST_BYTES',
     arg: 'BYTES',
     help: 'most body bytes one request may create, counted per message (1073741824)',
+  },
+  publishWaitLimit: {
+    flag: 'publish-wait-limit',
+    env: 'FERRY_PUBLISH_WAIT_LIMIT',
+    arg: 'D',
+    help: 'refuse publishes (503) while one has waited this long for its commit, 0 = never (2s)',
+  },
+  publishQueueLimit: {
+    flag: 'publish-queue-limit',
+    env: 'FERRY_PUBLISH_QUEUE_LIMIT',
+    arg: 'N',
+    help: 'refuse publishes (503) beyond this many messages waiting for their commit, 0 = no limit (20000)',
   },
   originConcurrency: {
     flag: 'origin-concurrency',
@@ -532,6 +551,8 @@ export function resolveConfig(
     workflowInlineHistoryBytes: integer('workflowInlineHistory', 1024 * 1024, 0, 100 * 1024 * 1024),
     maxRequestMessages: integer('maxRequestMessages', DEFAULT_MAX_REQUEST_MESSAGES, 1, 10_000_000),
     maxRequestBytes: integer('maxRequestBytes', DEFAULT_MAX_REQUEST_BYTES, 1, 2 ** 50),
+    publishWaitLimitMs: duration('publishWaitLimit', '2s'),
+    publishQueueLimit: integer('publishQueueLimit', 20_000, 0, 10_000_000),
     // A lease shorter than a second would expire while deliveries are still in flight.
     leaseMs: duration('lease', '30s', 1_000),
     sqliteSynchronous: oneOf('sqliteSynchronous', ['full', 'normal'], 'full'),

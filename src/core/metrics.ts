@@ -8,6 +8,9 @@
 /** How a message came to be published (`ferry_messages_published_total{kind}`). */
 export type PublishKind = 'publish' | 'batch' | 'schedule' | 'callback' | 'workflow';
 
+/** Why load shedding refused a publish (`ferry_publishes_refused_total{reason}`, api/admission.ts). */
+export type PublishRefusal = 'wait' | 'queue';
+
 /** How one delivery attempt ended (`ferry_delivery_attempts_total{outcome}`). */
 export type AttemptOutcome = 'delivered' | 'retried' | 'failed' | 'non_retryable';
 
@@ -16,6 +19,8 @@ export interface MetricsSink {
   published(kind: PublishKind, accountId: string, count: number): void;
   /** A publish request (publish, enqueue or batch) was acknowledged after `seconds`. */
   publishAcknowledged(seconds: number): void;
+  /** A publish request was refused with 503 by load shedding (api/admission.ts), for `reason`. */
+  publishRefused(reason: PublishRefusal): void;
   /** A delivery attempt's outcome was committed. */
   attempted(outcome: AttemptOutcome, accountId: string): void;
   /** `count` failed messages of `accountId` went to the DLQ. */
@@ -36,6 +41,7 @@ export interface MetricsSink {
 export const noMetrics: MetricsSink = {
   published: () => undefined,
   publishAcknowledged: () => undefined,
+  publishRefused: () => undefined,
   attempted: () => undefined,
   movedToDlq: () => undefined,
   attemptDuration: () => undefined,

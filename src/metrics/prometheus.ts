@@ -8,7 +8,7 @@
  * `accountLabel` (`--metrics-account-label`), for deployments with few accounts.
  */
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { AttemptOutcome, MetricsSink, PublishKind } from '../core/metrics.js';
+import type { AttemptOutcome, MetricsSink, PublishKind, PublishRefusal } from '../core/metrics.js';
 
 export interface PrometheusMetricsOptions {
   /** Add an `account` label to the per-account counters (unbounded with many accounts). */
@@ -31,6 +31,7 @@ const PUBLISH_KINDS: readonly PublishKind[] = [
   'callback',
   'workflow',
 ];
+const PUBLISH_REFUSALS: readonly PublishRefusal[] = ['wait', 'queue'];
 const ATTEMPT_OUTCOMES: readonly AttemptOutcome[] = [
   'delivered',
   'retried',
@@ -44,6 +45,7 @@ export class PrometheusMetrics implements MetricsSink {
   private readonly attemptsTotal: Counter<'outcome' | 'account'>;
   private readonly dlqMovesTotal: Counter<'account'>;
   private readonly ackSeconds: Histogram;
+  private readonly refusedTotal: Counter<'reason'>;
   private readonly attemptSeconds: Histogram;
   private readonly latenessSeconds: Histogram;
   private readonly claimSize: Histogram;
@@ -84,6 +86,13 @@ export class PrometheusMetrics implements MetricsSink {
       buckets: LATENCY_BUCKETS,
       registers,
     });
+    this.refusedTotal = new Counter({
+      name: 'ferry_publishes_refused_total',
+      help: 'Publish requests (publish, enqueue, batch) refused with 503 because storage fell behind: reason "wait" (--publish-wait-limit) or "queue" (--publish-queue-limit).',
+      labelNames: ['reason'],
+      registers,
+    });
+    for (const reason of PUBLISH_REFUSALS) this.refusedTotal.labels({ reason }).inc(0);
     this.attemptSeconds = new Histogram({
       name: 'ferry_delivery_attempt_duration_seconds',
       help: 'Duration of one HTTP delivery attempt, from sending the request to the end of the response.',
@@ -141,6 +150,10 @@ export class PrometheusMetrics implements MetricsSink {
 
   publishAcknowledged(seconds: number): void {
     this.ackSeconds.observe(seconds);
+  }
+
+  publishRefused(reason: PublishRefusal): void {
+    this.refusedTotal.inc({ reason });
   }
 
   attempted(outcome: AttemptOutcome, accountId: string): void {

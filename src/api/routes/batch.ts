@@ -167,8 +167,10 @@ export function batchRoutes(app: FastifyInstance, ctx: ApiContext): void {
     await admitRequest(ctx, request, reply, items.length);
     // Only a valid, admitted batch creates its queues. A queue that another request took the
     // last `max_queues` place from meanwhile fails the batch (412) before any message is stored.
-    for (const name of queues) await ensureQueue(ctx, account, name);
-    const results = items.length > 0 ? await ctx.publisher.publish(items) : [];
+    const results = await ctx.admission.run(items.length, async () => {
+      for (const name of queues) await ensureQueue(ctx, account, name);
+      return items.length > 0 ? ctx.publisher.publish(items) : [];
+    });
     let next = 0;
     return prepared.map((p) => {
       const mine = results.slice(next, next + p.items.length);

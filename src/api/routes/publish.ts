@@ -207,12 +207,14 @@ export async function handlePublish(
     prepared.items.map((item) => item.message),
   );
   await admitRequest(ctx, request, reply, prepared.items.length);
-  if (queue) {
-    // Only a valid, admitted publish creates its queue.
-    await queue.ensure();
-    for (const item of prepared.items) item.message.queueName = queue.name;
-  }
-  const results = await ctx.publisher.publish(prepared.items);
+  const results = await ctx.admission.run(prepared.items.length, async () => {
+    if (queue) {
+      // Only a valid, admitted publish creates its queue.
+      await queue.ensure();
+      for (const item of prepared.items) item.message.queueName = queue.name;
+    }
+    return ctx.publisher.publish(prepared.items);
+  });
   return publishResponse(prepared, results);
 }
 
