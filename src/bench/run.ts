@@ -30,7 +30,9 @@
  *   `--backlog` (1,000,000) delayed messages against an empty store, interleaved.
  *
  * Options: `--quick` (smaller N), `--only sqlite|postgres`, `--reps N` (default 3),
- * `--backlog N`, `--case reference|publish|e2e|flow|latency|fanout|batch|schedule|workflow|backlog`;
+ * `--backlog N`, `--case reference|publish|e2e|flow|latency|fanout|batch|schedule|workflow|backlog`,
+ * `--baseline DIR` (the end-to-end case also runs the Ferry build in DIR, interleaved, to compare
+ * two builds), `--no-peer` (no BullMQ rows);
  * env `FERRY_BENCH_NODE_FLAGS` (flags for Ferry's node, e.g. `--cpu-prof`).
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
@@ -46,7 +48,14 @@ import type { Message } from '../core/types.js';
 import type { Driver } from '../storage/driver.js';
 import { openPostgresDriver } from '../storage/postgres/postgres-driver.js';
 import { openSqliteDriver } from '../storage/sqlite/sqlite-driver.js';
-import { processCpuSeconds, redisAvailable, startPeer, startRedis, type Redis } from './peer.js';
+import {
+  processCpuSeconds,
+  threadCpuSeconds,
+  redisAvailable,
+  startPeer,
+  startRedis,
+  type Redis,
+} from './peer.js';
 
 const MAIN = new URL('../cli/main.js', import.meta.url).pathname;
 const quick = process.argv.includes('--quick');
@@ -70,6 +79,17 @@ const E2E_PUBLISHERS = 200;
 const FLOW_ROUNDS = 5;
 /** Seconds at the latency case's rate before its measurement starts (see benchLatency). */
 const WARM_UP_SECONDS = 2;
+/**
+ * `--baseline DIR`: another Ferry build (a checkout with `npm run build` done) whose end-to-end
+ * runs alternate with this build's, so that two builds are compared under the same load.
+ */
+const baselineIndex = process.argv.indexOf('--baseline');
+const BASELINE_MAIN =
+  baselineIndex === -1
+    ? undefined
+    : join(process.argv[baselineIndex + 1] ?? '.', 'dist', 'cli', 'main.js');
+/** `--no-peer`: skip BullMQ (e.g. while comparing two builds of Ferry). */
+const NO_PEER = process.argv.includes('--no-peer');
 const onlyIndex = process.argv.indexOf('--only');
 const only = onlyIndex === -1 ? undefined : process.argv[onlyIndex + 1];
 const caseIndex = process.argv.indexOf('--case');
@@ -111,6 +131,8 @@ interface Running {
   accountId: string;
   /** CPU seconds (user + system, every thread) Ferry's process has used so far. */
   cpuSeconds(): number;
+  /** The same by thread name (see threadCpuSeconds). */
+  threadCpuSeconds(): Map<string, number>;
   stop(): Promise<void>;
 }
 
@@ -179,10 +201,11 @@ async function startFerry(
   storage: 'sqlite' | 'postgres',
   extra: string[] = [],
   kept?: Store,
+  main = MAIN,
 ): Promise<Running> {
   const store = kept ?? newStore(storage);
   const args = [
-    MAIN,
+    main,
     'start',
     '--port',
     '0',
@@ -226,6 +249,7 @@ async function startFerry(
   return {
     ...creds,
     cpuSeconds: () => processCpuSeconds(proc.pid),
+    threadCpuSeconds: () => threadCpuSeconds(proc.pid),
     async stop() {
       const exited = new Promise((r) => proc.on('exit', r));
       proc.kill('SIGTERM');
@@ -414,13 +438,15 @@ async function benchEndToEnd(
   n: number,
   keys?: number,
   store?: Store,
+  main?: string,
 ): Promise<Row & { rate: number; cpuMicros: number }> {
   const sink = await startSink();
-  const ferry = await startFerry(storage, [], store);
+  const ferry = await startFerry(storage, [], store, main);
   try {
     const all = sink.received(n);
     const start = performance.now();
     const cpuStart = ferry.cpuSeconds();
+    const threadsStart = ferry.threadCpuSeconds();
     const { seconds: publishSeconds } = await publishMany({
       ferry,
       destination: `${sink.url}/e2e`,
@@ -439,6 +465,14 @@ async function benchEndToEnd(
     await all;
     const seconds = (performance.now() - start) / 1000;
     const cpu = ferry.cpuSeconds() - cpuStart;
+    const threads = [...ferry.threadCpuSeconds()]
+      .map(([name, s]) => [name, s - (threadsStart.get(name) ?? 0)] as const)
+      .filter(([, s]) => s > 0)
+      .sort((a, b) => b[1] - a[1]);
+    console.error(
+      `    Ferry's CPU by thread, µs per message: ` +
+        threads.map(([name, s]) => `${name} ${Math.round((s / n) * 1e6)}`).join(', '),
+    );
     return {
       storage,
       case:
@@ -910,7 +944,7 @@ async function main(): Promise<void> {
   };
   // End to end and latency: Ferry on each storage and the peer (BullMQ) in turn, REPS times, so
   // a change of the machine's pace hits all of them; medians and their ratios.
-  const peerWanted = (wanted('e2e') || wanted('latency')) && onlyCase !== 'backlog';
+  const peerWanted = (wanted('e2e') || wanted('latency')) && onlyCase !== 'backlog' && !NO_PEER;
   let redis: Redis | undefined;
   if (peerWanted) {
     if (redisAvailable()) redis = await startRedis();
@@ -925,6 +959,12 @@ async function main(): Promise<void> {
           const r = await benchEndToEnd(storage, e2eN);
           console.error(`  rep ${rep + 1}: ${storage} ${r.result} (${r.detail})`);
           runs.set(storage, [...(runs.get(storage) ?? []), r]);
+          if (BASELINE_MAIN) {
+            const b = await benchEndToEnd(storage, e2eN, undefined, undefined, BASELINE_MAIN);
+            b.storage = `${storage} (baseline)`;
+            console.error(`  rep ${rep + 1}: ${b.storage} ${b.result} (${b.detail})`);
+            runs.set(b.storage, [...(runs.get(b.storage) ?? []), b]);
+          }
         }
         if (redis) {
           const r = await benchPeerEndToEnd(redis, e2eN);
@@ -949,7 +989,8 @@ async function main(): Promise<void> {
             detail:
               `runs ${list.map((r) => Math.round(r.rate)).join(', ')}; ` +
               `${key === 'peer' ? 'worker + Redis' : "Ferry's"} CPU ` +
-              `${Math.round(median(list.map((r) => r.cpuMicros)))} µs per message (median)`,
+              `${Math.round(median(list.map((r) => r.cpuMicros)))} µs per message (median; ` +
+              `runs ${list.map((r) => Math.round(r.cpuMicros)).join(', ')})`,
           },
           before,
         );

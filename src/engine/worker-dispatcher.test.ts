@@ -12,6 +12,11 @@ let dispatcher: WorkerDispatcher;
 beforeAll(async () => {
   receiver = await startReceiver((req) => {
     if (req.path.startsWith('/hang')) return { hang: true };
+    if (req.path.startsWith('/big/')) {
+      // Bytes 0, 1, 2, … (mod 256), as many as the path says.
+      const size = Number(req.path.slice('/big/'.length));
+      return { status: 200, body: Buffer.from(Array.from({ length: size }, (_, i) => i % 256)) };
+    }
     if (req.path.startsWith('/echo')) {
       return { status: 201, headers: { 'x-echo': String(req.headers['x-id']) }, body: req.body };
     }
@@ -80,6 +85,18 @@ describe('the delivery thread', () => {
     attempts.forEach((attempt, i) => {
       expect(attempt.kind === 'response' && Buffer.from(attempt.body).toString()).toBe(paths[i]);
     });
+  });
+
+  it('keeps the first maxResponseBytes of a response body, also of one too large to drain', async () => {
+    dispatcher = createWorkerDispatcher({ refusePrivate: false });
+    const first = Buffer.from(Array.from({ length: 1024 }, (_, i) => i % 256));
+    // 100 kB: read to its end past the cap (the connection is kept); 3 MB: cut off.
+    for (const size of [100_000, 3_000_000]) {
+      const attempt = await dispatcher.send(request(`/big/${size}`));
+      expect(attempt).toMatchObject({ kind: 'response', status: 200 });
+      expect(attempt.kind === 'response' && Buffer.from(attempt.body)).toEqual(first);
+    }
+    expect(await dispatcher.send(request('/ok'))).toMatchObject({ kind: 'response', status: 200 });
   });
 
   it('times out, and aborts on request, in the thread', async () => {
