@@ -32,7 +32,8 @@
  * Options: `--quick` (smaller N), `--only sqlite|postgres`, `--reps N` (default 3),
  * `--backlog N`, `--case reference|publish|e2e|flow|latency|fanout|batch|schedule|workflow|backlog`,
  * `--baseline DIR` (the end-to-end case also runs the Ferry build in DIR, interleaved, to compare
- * two builds), `--no-peer` (no BullMQ rows);
+ * two builds), `--no-peer` (no BullMQ rows), `--warm N` (the end-to-end case first delivers N
+ * messages unmeasured, for Ferry and BullMQ alike);
  * env `FERRY_BENCH_NODE_FLAGS` (flags for Ferry's node, e.g. `--cpu-prof`).
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
@@ -88,6 +89,17 @@ const BASELINE_MAIN =
   baselineIndex === -1
     ? undefined
     : join(process.argv[baselineIndex + 1] ?? '.', 'dist', 'cli', 'main.js');
+/**
+ * `--warm N`: before the measured part of the end-to-end case, Ferry (or BullMQ's worker) first
+ * delivers N messages the same way, unmeasured. A fresh process spends its first seconds
+ * compiling (V8's optimizing compiler runs on helper threads) and opening connections: a fixed
+ * cost that the default figure spreads over its N messages. With a warm-up the figure is the
+ * steady state of a process that has been running.
+ */
+const warmIndex = process.argv.indexOf('--warm');
+const WARM = warmIndex === -1 ? 0 : Number(process.argv[warmIndex + 1]);
+const warmNote = (): string =>
+  WARM > 0 ? `, after ${WARM.toLocaleString('en')} warm-up messages` : '';
 /** `--no-peer`: skip BullMQ (e.g. while comparing two builds of Ferry). */
 const NO_PEER = process.argv.includes('--no-peer');
 const onlyIndex = process.argv.indexOf('--only');
@@ -443,6 +455,18 @@ async function benchEndToEnd(
   const sink = await startSink();
   const ferry = await startFerry(storage, [], store, main);
   try {
+    if (WARM > 0 && keys === undefined) {
+      const warm = sink.received(WARM);
+      await publishMany({
+        ferry,
+        destination: `${sink.url}/warm`,
+        n: WARM,
+        concurrency: E2E_PUBLISHERS,
+        body: (i) => `message ${i} ${'x'.repeat(100)}`,
+      });
+      await warm;
+      sink.reset();
+    }
     const all = sink.received(n);
     const start = performance.now();
     const cpuStart = ferry.cpuSeconds();
@@ -477,7 +501,7 @@ async function benchEndToEnd(
       storage,
       case:
         keys === undefined
-          ? `end to end (publish N from ${E2E_PUBLISHERS} clients, until all received)`
+          ? `end to end (publish N from ${E2E_PUBLISHERS} clients, until all received)${warmNote()}`
           : `end to end with ${keys.toLocaleString('en')} flow-control keys (parallelism 5 each)`,
       n,
       rate: n / seconds,
@@ -550,6 +574,16 @@ async function benchPeerEndToEnd(
   const sink = await startSink();
   const peer = await startPeer(redis, PEER_CONCURRENCY);
   try {
+    if (WARM > 0) {
+      const warm = sink.received(WARM);
+      await drive({
+        n: WARM,
+        concurrency: E2E_PUBLISHERS,
+        send: (i) => peer.add(`${sink.url}/warm`, `message ${i} ${'x'.repeat(100)}`),
+      });
+      await warm;
+      sink.reset();
+    }
     const all = sink.received(n);
     const start = performance.now();
     const cpuStart = peer.cpuSeconds();
@@ -564,7 +598,7 @@ async function benchPeerEndToEnd(
     const cpu = peer.cpuSeconds() - cpuStart;
     return {
       storage: 'BullMQ, Redis AOF everysec',
-      case: `end to end (add N from ${E2E_PUBLISHERS} callers, until all received)`,
+      case: `end to end (add N from ${E2E_PUBLISHERS} callers, until all received)${warmNote()}`,
       n,
       rate: n / seconds,
       cpuMicros: (cpu / n) * 1e6,
