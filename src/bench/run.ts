@@ -31,8 +31,8 @@
  *
  * Options: `--quick` (smaller N), `--only sqlite|postgres`, `--reps N` (default 3),
  * `--backlog N`, `--case reference|publish|e2e|flow|latency|fanout|batch|schedule|workflow|backlog`,
- * `--baseline DIR` (the end-to-end case also runs the Ferry build in DIR, interleaved, to compare
- * two builds), `--no-peer` (no BullMQ rows), `--warm N` (the end-to-end case first delivers N
+ * `--baseline DIR` (the end-to-end and latency cases also run the Ferry build in DIR,
+ * interleaved, to compare two builds), `--no-peer` (no BullMQ rows), `--warm N` (the end-to-end case first delivers N
  * messages unmeasured, for Ferry and BullMQ alike);
  * env `FERRY_BENCH_NODE_FLAGS` (flags for Ferry's node, e.g. `--cpu-prof`).
  */
@@ -82,7 +82,8 @@ const FLOW_ROUNDS = 5;
 const WARM_UP_SECONDS = 2;
 /**
  * `--baseline DIR`: another Ferry build (a checkout with `npm run build` done) whose end-to-end
- * runs alternate with this build's, so that two builds are compared under the same load.
+ * and latency runs alternate with this build's, so that two builds are compared under the same
+ * load.
  */
 const baselineIndex = process.argv.indexOf('--baseline');
 const BASELINE_MAIN =
@@ -522,10 +523,11 @@ async function benchLatency(
   rate: number,
   seconds: number,
   store?: Store,
+  main?: string,
 ): Promise<Row & { p50: number; p99: number }> {
   const n = rate * seconds;
   const sink = await startSink();
-  const ferry = await startFerry(storage, [], store);
+  const ferry = await startFerry(storage, [], store, main);
   const paced = (count: number): ReturnType<typeof publishMany> =>
     publishMany({
       ferry,
@@ -1038,6 +1040,12 @@ async function main(): Promise<void> {
           const r = await benchLatency(storage, 500, latencySeconds);
           console.error(`  rep ${rep + 1}: ${storage} ${r.result} (${r.detail})`);
           runs.set(storage, [...(runs.get(storage) ?? []), r]);
+          if (BASELINE_MAIN) {
+            const b = await benchLatency(storage, 500, latencySeconds, undefined, BASELINE_MAIN);
+            b.storage = `${storage} (baseline)`;
+            console.error(`  rep ${rep + 1}: ${b.storage} ${b.result} (${b.detail})`);
+            runs.set(b.storage, [...(runs.get(b.storage) ?? []), b]);
+          }
         }
         if (redis) {
           const r = await benchPeerLatency(redis, 500, latencySeconds);

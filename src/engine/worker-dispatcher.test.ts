@@ -112,6 +112,14 @@ describe('the delivery thread', () => {
     expect(await pending).toEqual({ kind: 'error', error: 'attempt aborted by shutdown' });
   });
 
+  it('aborts a send aborted in the turn it was made, before it crossed to the thread', async () => {
+    dispatcher = createWorkerDispatcher({ refusePrivate: false });
+    const abort = new AbortController();
+    const pending = dispatcher.send(request('/hang/4', { abort }));
+    abort.abort();
+    expect(await pending).toEqual({ kind: 'error', error: 'attempt aborted by shutdown' });
+  });
+
   it('fails the sends a dead thread held, and starts a new thread for the next', async () => {
     dispatcher = createWorkerDispatcher({ refusePrivate: false });
     const before = receiver.requests.length;
