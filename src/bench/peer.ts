@@ -7,7 +7,7 @@
  * job's body to the same receiver Ferry delivers to.
  */
 import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -48,6 +48,37 @@ export function processCpuSeconds(pid: number | undefined): number {
   } catch {
     return NaN;
   }
+}
+
+/**
+ * CPU seconds (user + system) of each thread of process `pid`: `main`, and every other thread as
+ * its name and id (`node 1234`: on Node 20 the delivery thread, V8's helper threads (GC, the
+ * optimizing compiler) and libuv's pool (fsyncs) are all named `node`). Empty where /proc is not
+ * readable.
+ */
+export function threadCpuSeconds(pid: number | undefined): Map<string, number> {
+  const out = new Map<string, number>();
+  let tasks: string[] = [];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const task of tasks) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${task}/stat`, 'utf8');
+      const name =
+        task === String(pid)
+          ? 'main'
+          : `${stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))} ${task}`;
+      const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+      const seconds = (Number(fields[11]) + Number(fields[12])) / 100;
+      out.set(name, (out.get(name) ?? 0) + seconds);
+    } catch {
+      // The thread ended meanwhile.
+    }
+  }
+  return out;
 }
 
 /** Starts redis-server with AOF `everysec` in a temporary directory; see the file comment. */

@@ -30,7 +30,10 @@
  *   `--backlog` (1,000,000) delayed messages against an empty store, interleaved.
  *
  * Options: `--quick` (smaller N), `--only sqlite|postgres`, `--reps N` (default 3),
- * `--backlog N`, `--case reference|publish|e2e|flow|latency|fanout|batch|schedule|workflow|backlog`;
+ * `--backlog N`, `--case reference|publish|e2e|flow|latency|fanout|batch|schedule|workflow|backlog`,
+ * `--baseline DIR` (the end-to-end and latency cases also run the Ferry build in DIR,
+ * interleaved, to compare two builds), `--no-peer` (no BullMQ rows), `--warm N` (the end-to-end case first delivers N
+ * messages unmeasured, for Ferry and BullMQ alike);
  * env `FERRY_BENCH_NODE_FLAGS` (flags for Ferry's node, e.g. `--cpu-prof`).
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
@@ -46,7 +49,14 @@ import type { Message } from '../core/types.js';
 import type { Driver } from '../storage/driver.js';
 import { openPostgresDriver } from '../storage/postgres/postgres-driver.js';
 import { openSqliteDriver } from '../storage/sqlite/sqlite-driver.js';
-import { processCpuSeconds, redisAvailable, startPeer, startRedis, type Redis } from './peer.js';
+import {
+  processCpuSeconds,
+  threadCpuSeconds,
+  redisAvailable,
+  startPeer,
+  startRedis,
+  type Redis,
+} from './peer.js';
 
 const MAIN = new URL('../cli/main.js', import.meta.url).pathname;
 const quick = process.argv.includes('--quick');
@@ -70,6 +80,29 @@ const E2E_PUBLISHERS = 200;
 const FLOW_ROUNDS = 5;
 /** Seconds at the latency case's rate before its measurement starts (see benchLatency). */
 const WARM_UP_SECONDS = 2;
+/**
+ * `--baseline DIR`: another Ferry build (a checkout with `npm run build` done) whose end-to-end
+ * and latency runs alternate with this build's, so that two builds are compared under the same
+ * load.
+ */
+const baselineIndex = process.argv.indexOf('--baseline');
+const BASELINE_MAIN =
+  baselineIndex === -1
+    ? undefined
+    : join(process.argv[baselineIndex + 1] ?? '.', 'dist', 'cli', 'main.js');
+/**
+ * `--warm N`: before the measured part of the end-to-end case, Ferry (or BullMQ's worker) first
+ * delivers N messages the same way, unmeasured. A fresh process spends its first seconds
+ * compiling (V8's optimizing compiler runs on helper threads) and opening connections: a fixed
+ * cost that the default figure spreads over its N messages. With a warm-up the figure is the
+ * steady state of a process that has been running.
+ */
+const warmIndex = process.argv.indexOf('--warm');
+const WARM = warmIndex === -1 ? 0 : Number(process.argv[warmIndex + 1]);
+const warmNote = (): string =>
+  WARM > 0 ? `, after ${WARM.toLocaleString('en')} warm-up messages` : '';
+/** `--no-peer`: skip BullMQ (e.g. while comparing two builds of Ferry). */
+const NO_PEER = process.argv.includes('--no-peer');
 const onlyIndex = process.argv.indexOf('--only');
 const only = onlyIndex === -1 ? undefined : process.argv[onlyIndex + 1];
 const caseIndex = process.argv.indexOf('--case');
@@ -111,6 +144,8 @@ interface Running {
   accountId: string;
   /** CPU seconds (user + system, every thread) Ferry's process has used so far. */
   cpuSeconds(): number;
+  /** The same by thread name (see threadCpuSeconds). */
+  threadCpuSeconds(): Map<string, number>;
   stop(): Promise<void>;
 }
 
@@ -179,10 +214,11 @@ async function startFerry(
   storage: 'sqlite' | 'postgres',
   extra: string[] = [],
   kept?: Store,
+  main = MAIN,
 ): Promise<Running> {
   const store = kept ?? newStore(storage);
   const args = [
-    MAIN,
+    main,
     'start',
     '--port',
     '0',
@@ -226,6 +262,7 @@ async function startFerry(
   return {
     ...creds,
     cpuSeconds: () => processCpuSeconds(proc.pid),
+    threadCpuSeconds: () => threadCpuSeconds(proc.pid),
     async stop() {
       const exited = new Promise((r) => proc.on('exit', r));
       proc.kill('SIGTERM');
@@ -414,13 +451,27 @@ async function benchEndToEnd(
   n: number,
   keys?: number,
   store?: Store,
+  main?: string,
 ): Promise<Row & { rate: number; cpuMicros: number }> {
   const sink = await startSink();
-  const ferry = await startFerry(storage, [], store);
+  const ferry = await startFerry(storage, [], store, main);
   try {
+    if (WARM > 0 && keys === undefined) {
+      const warm = sink.received(WARM);
+      await publishMany({
+        ferry,
+        destination: `${sink.url}/warm`,
+        n: WARM,
+        concurrency: E2E_PUBLISHERS,
+        body: (i) => `message ${i} ${'x'.repeat(100)}`,
+      });
+      await warm;
+      sink.reset();
+    }
     const all = sink.received(n);
     const start = performance.now();
     const cpuStart = ferry.cpuSeconds();
+    const threadsStart = ferry.threadCpuSeconds();
     const { seconds: publishSeconds } = await publishMany({
       ferry,
       destination: `${sink.url}/e2e`,
@@ -439,11 +490,19 @@ async function benchEndToEnd(
     await all;
     const seconds = (performance.now() - start) / 1000;
     const cpu = ferry.cpuSeconds() - cpuStart;
+    const threads = [...ferry.threadCpuSeconds()]
+      .map(([name, s]) => [name, s - (threadsStart.get(name) ?? 0)] as const)
+      .filter(([, s]) => s > 0)
+      .sort((a, b) => b[1] - a[1]);
+    console.error(
+      `    Ferry's CPU by thread, µs per message: ` +
+        threads.map(([name, s]) => `${name} ${Math.round((s / n) * 1e6)}`).join(', '),
+    );
     return {
       storage,
       case:
         keys === undefined
-          ? `end to end (publish N from ${E2E_PUBLISHERS} clients, until all received)`
+          ? `end to end (publish N from ${E2E_PUBLISHERS} clients, until all received)${warmNote()}`
           : `end to end with ${keys.toLocaleString('en')} flow-control keys (parallelism 5 each)`,
       n,
       rate: n / seconds,
@@ -464,10 +523,11 @@ async function benchLatency(
   rate: number,
   seconds: number,
   store?: Store,
+  main?: string,
 ): Promise<Row & { p50: number; p99: number }> {
   const n = rate * seconds;
   const sink = await startSink();
-  const ferry = await startFerry(storage, [], store);
+  const ferry = await startFerry(storage, [], store, main);
   const paced = (count: number): ReturnType<typeof publishMany> =>
     publishMany({
       ferry,
@@ -516,6 +576,16 @@ async function benchPeerEndToEnd(
   const sink = await startSink();
   const peer = await startPeer(redis, PEER_CONCURRENCY);
   try {
+    if (WARM > 0) {
+      const warm = sink.received(WARM);
+      await drive({
+        n: WARM,
+        concurrency: E2E_PUBLISHERS,
+        send: (i) => peer.add(`${sink.url}/warm`, `message ${i} ${'x'.repeat(100)}`),
+      });
+      await warm;
+      sink.reset();
+    }
     const all = sink.received(n);
     const start = performance.now();
     const cpuStart = peer.cpuSeconds();
@@ -530,7 +600,7 @@ async function benchPeerEndToEnd(
     const cpu = peer.cpuSeconds() - cpuStart;
     return {
       storage: 'BullMQ, Redis AOF everysec',
-      case: `end to end (add N from ${E2E_PUBLISHERS} callers, until all received)`,
+      case: `end to end (add N from ${E2E_PUBLISHERS} callers, until all received)${warmNote()}`,
       n,
       rate: n / seconds,
       cpuMicros: (cpu / n) * 1e6,
@@ -910,7 +980,7 @@ async function main(): Promise<void> {
   };
   // End to end and latency: Ferry on each storage and the peer (BullMQ) in turn, REPS times, so
   // a change of the machine's pace hits all of them; medians and their ratios.
-  const peerWanted = (wanted('e2e') || wanted('latency')) && onlyCase !== 'backlog';
+  const peerWanted = (wanted('e2e') || wanted('latency')) && onlyCase !== 'backlog' && !NO_PEER;
   let redis: Redis | undefined;
   if (peerWanted) {
     if (redisAvailable()) redis = await startRedis();
@@ -925,6 +995,12 @@ async function main(): Promise<void> {
           const r = await benchEndToEnd(storage, e2eN);
           console.error(`  rep ${rep + 1}: ${storage} ${r.result} (${r.detail})`);
           runs.set(storage, [...(runs.get(storage) ?? []), r]);
+          if (BASELINE_MAIN) {
+            const b = await benchEndToEnd(storage, e2eN, undefined, undefined, BASELINE_MAIN);
+            b.storage = `${storage} (baseline)`;
+            console.error(`  rep ${rep + 1}: ${b.storage} ${b.result} (${b.detail})`);
+            runs.set(b.storage, [...(runs.get(b.storage) ?? []), b]);
+          }
         }
         if (redis) {
           const r = await benchPeerEndToEnd(redis, e2eN);
@@ -949,7 +1025,8 @@ async function main(): Promise<void> {
             detail:
               `runs ${list.map((r) => Math.round(r.rate)).join(', ')}; ` +
               `${key === 'peer' ? 'worker + Redis' : "Ferry's"} CPU ` +
-              `${Math.round(median(list.map((r) => r.cpuMicros)))} µs per message (median)`,
+              `${Math.round(median(list.map((r) => r.cpuMicros)))} µs per message (median; ` +
+              `runs ${list.map((r) => Math.round(r.cpuMicros)).join(', ')})`,
           },
           before,
         );
@@ -963,6 +1040,12 @@ async function main(): Promise<void> {
           const r = await benchLatency(storage, 500, latencySeconds);
           console.error(`  rep ${rep + 1}: ${storage} ${r.result} (${r.detail})`);
           runs.set(storage, [...(runs.get(storage) ?? []), r]);
+          if (BASELINE_MAIN) {
+            const b = await benchLatency(storage, 500, latencySeconds, undefined, BASELINE_MAIN);
+            b.storage = `${storage} (baseline)`;
+            console.error(`  rep ${rep + 1}: ${b.storage} ${b.result} (${b.detail})`);
+            runs.set(b.storage, [...(runs.get(b.storage) ?? []), b]);
+          }
         }
         if (redis) {
           const r = await benchPeerLatency(redis, 500, latencySeconds);

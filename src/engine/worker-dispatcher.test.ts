@@ -12,6 +12,11 @@ let dispatcher: WorkerDispatcher;
 beforeAll(async () => {
   receiver = await startReceiver((req) => {
     if (req.path.startsWith('/hang')) return { hang: true };
+    if (req.path.startsWith('/big/')) {
+      // Bytes 0, 1, 2, … (mod 256), as many as the path says.
+      const size = Number(req.path.slice('/big/'.length));
+      return { status: 200, body: Buffer.from(Array.from({ length: size }, (_, i) => i % 256)) };
+    }
     if (req.path.startsWith('/echo')) {
       return { status: 201, headers: { 'x-echo': String(req.headers['x-id']) }, body: req.body };
     }
@@ -82,6 +87,18 @@ describe('the delivery thread', () => {
     });
   });
 
+  it('keeps the first maxResponseBytes of a response body, also of one too large to drain', async () => {
+    dispatcher = createWorkerDispatcher({ refusePrivate: false });
+    const first = Buffer.from(Array.from({ length: 1024 }, (_, i) => i % 256));
+    // 100 kB: read to its end past the cap (the connection is kept); 3 MB: cut off.
+    for (const size of [100_000, 3_000_000]) {
+      const attempt = await dispatcher.send(request(`/big/${size}`));
+      expect(attempt).toMatchObject({ kind: 'response', status: 200 });
+      expect(attempt.kind === 'response' && Buffer.from(attempt.body)).toEqual(first);
+    }
+    expect(await dispatcher.send(request('/ok'))).toMatchObject({ kind: 'response', status: 200 });
+  });
+
   it('times out, and aborts on request, in the thread', async () => {
     dispatcher = createWorkerDispatcher({ refusePrivate: false });
     expect(await dispatcher.send(request('/hang/1', { timeoutMs: 50 }))).toEqual({
@@ -91,6 +108,14 @@ describe('the delivery thread', () => {
     const abort = new AbortController();
     const pending = dispatcher.send(request('/hang/2', { abort }));
     await receiver.waitFor(receiver.requests.filter((r) => r.path === '/hang/2').length + 1);
+    abort.abort();
+    expect(await pending).toEqual({ kind: 'error', error: 'attempt aborted by shutdown' });
+  });
+
+  it('aborts a send aborted in the turn it was made, before it crossed to the thread', async () => {
+    dispatcher = createWorkerDispatcher({ refusePrivate: false });
+    const abort = new AbortController();
+    const pending = dispatcher.send(request('/hang/4', { abort }));
     abort.abort();
     expect(await pending).toEqual({ kind: 'error', error: 'attempt aborted by shutdown' });
   });

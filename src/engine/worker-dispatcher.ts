@@ -73,6 +73,7 @@ export function createWorkerDispatcher(options: HttpDispatcherOptions): WorkerDi
   };
 
   const flush = (): void => {
+    if (outbox.length === 0) return; // an abort sent them already
     const sends = outbox;
     outbox = [];
     post({ type: 'send', sends });
@@ -95,14 +96,19 @@ export function createWorkerDispatcher(options: HttpDispatcherOptions): WorkerDi
             resolve({ kind: 'error', error: 'attempt aborted by shutdown' });
             return;
           }
-          entry.onAbort = () => post({ type: 'abort', id });
+          entry.onAbort = () => {
+            flush(); // the thread must have the send before its abort
+            post({ type: 'abort', id });
+          };
           abort.signal.addEventListener('abort', entry.onAbort, { once: true });
         }
         pending.set(id, entry);
         // An idle worker does not keep the process alive; a pending send does.
         if (pending.size === 1) (worker ??= start()).ref();
         outbox.push({ id, request });
-        if (outbox.length === 1) queueMicrotask(flush);
+        // Sent after this turn's I/O callbacks: every send of the turn in one message (each
+        // message wakes the delivery thread; fewer, larger ones cost less on both threads).
+        if (outbox.length === 1) setImmediate(flush);
       });
     },
     async killThread(): Promise<void> {
