@@ -304,9 +304,10 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
     },
     stop() {
       stopping ??= (async () => {
-        await server.close(); // stops accepting; waits for in-flight requests (their commits)
+        // Stops accepting; waits for in-flight requests (their commits).
+        await closeWithin(server, config.shutdownGraceMs);
         await scheduler.stop(); // a tick being fired commits (or rolls back) first
-        await mgmtServer?.close();
+        if (mgmtServer) await closeWithin(mgmtServer, config.shutdownGraceMs);
         await publisher.drain();
         await engine.stop(config.shutdownGraceMs);
         await pruner.stop();
@@ -314,12 +315,28 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
         await unlisten?.();
         await dispatcher.close();
         await driver.close();
-        await opsServer?.close(); // last: /ready answers 503 (shutting down) until here
+        // Last: /ready answers 503 (shutting down) until here.
+        if (opsServer) await closeWithin(opsServer, config.shutdownGraceMs);
       })();
       return stopping;
     },
   };
   return ferry;
+}
+
+/**
+ * Closes a server: requests in flight may finish for `graceMs`; connections still open after it
+ * are cut. Fastify closes idle keep-alive connections at once, but waits without end for an
+ * answer a client does not read (a large page or console asset it stopped reading), and a stop
+ * must not hang on that.
+ */
+async function closeWithin(server: FastifyInstance, graceMs: number): Promise<void> {
+  const cut = setTimeout(() => server.server.closeAllConnections(), graceMs);
+  try {
+    await server.close();
+  } finally {
+    clearTimeout(cut);
+  }
 }
 
 /** Listens and returns the server's URL (`http://host:port`, IPv6 hosts bracketed). */

@@ -41,6 +41,7 @@ describe('serving the console', () => {
     expect(asset.status).toBe(200);
     expect(asset.headers.get('content-type')).toMatch(/javascript/);
     expect(asset.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    await asset.arrayBuffer(); // read it whole: an answer left unread holds its connection
     expect((await fetch(`${t.url}/console/assets/nope-123.js`)).status).toBe(404);
   });
 

@@ -3,6 +3,8 @@
  * released (due again, no attempt counted) and delivered after a restart on the same data.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -53,5 +55,31 @@ describe('graceful stop', () => {
       await second.stop();
       await dest.close();
     }
+  });
+
+  it('stops within the grace period while a client does not read the answers it asked for', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ferry-shutdown-reader-'));
+    const config = loadConfig(
+      ['--port', '0', '--data-dir', dir, '--log-level', 'silent', '--shutdown-grace', '1s'],
+      {},
+    );
+    const ferry = await createFerry({ config, logger: silentLogger });
+    await ferry.start();
+    const html = await (await fetch(`${ferry.url}/console`)).text();
+    const asset = /src="(\/console\/assets\/[^"]+\.js)"/.exec(html)?.[1] ?? '';
+    expect(asset).not.toBe('');
+    // 100 pipelined requests for a 150 KB asset on one connection, never read: far more than
+    // the sockets' buffers hold, so the server is still writing an answer when it is stopped.
+    const { port } = new URL(ferry.url);
+    const socket = connect(Number(port), '127.0.0.1');
+    await new Promise<void>((resolve) => socket.once('connect', resolve));
+    socket.write(`GET ${asset} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`.repeat(100));
+    await once(socket, 'data'); // the server is answering; nothing more is read
+    socket.pause();
+    const started = performance.now();
+    await ferry.stop();
+    expect(performance.now() - started).toBeLessThan(5_000);
+    socket.destroy();
+    rmSync(dir, { recursive: true, force: true });
   });
 });

@@ -260,7 +260,7 @@ export const OPTIONS = {
     flag: 'shutdown-grace',
     env: 'FERRY_SHUTDOWN_GRACE',
     arg: 'D',
-    help: 'wait for in-flight deliveries on stop (10s)',
+    help: 'wait for in-flight deliveries and answers on stop (10s)',
   },
   logLevel: { flag: 'log-level', env: 'FERRY_LOG_LEVEL', arg: 'L', help: 'log level (info)' },
   logFormat: {
