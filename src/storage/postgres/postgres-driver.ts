@@ -5,9 +5,6 @@
  */
 import postgres from 'postgres';
 import type { DlqEntry, EventRecord, Message } from '../../core/types.js';
-
-const isGated = (m: Message): boolean => gateOf(m) !== undefined;
-import type { CommitGuard } from '../storage-deadline.js';
 import type {
   BodyUsage,
   DlqInsertManyParams,
@@ -40,7 +37,9 @@ import { migratePostgres, postgresMigrationStatus, quoteIdentifier } from './pos
 import { type Db, transactional } from './postgres-rows.js';
 import * as urlGroups from './postgres-url-groups.js';
 import { wakeChannelOf } from './postgres-wake.js';
-import { Deadline } from '../storage-deadline.js';
+import { type CommitGuard, Deadline } from '../storage-deadline.js';
+
+const isGated = (m: Message): boolean => gateOf(m) !== undefined;
 
 export interface PostgresDriverOptions {
   /** Connection URL, `postgres://user:password@host:port/database`. */
