@@ -393,7 +393,6 @@ function settle<T>(op: () => T): Promise<T> {
   }
 }
 
-/** The driver's own executor: operations outside any transaction. */
 /** SQLite's "no room": the disk is full or the file reached `max_page_count`. */
 const isFull = (error: unknown): boolean =>
   (error as { code?: unknown } | undefined)?.code === 'SQLITE_FULL';
@@ -406,6 +405,7 @@ function syncFailed(error: unknown): StorageNoAnswerError {
   return new StorageNoAnswerError('unknown', 'could not sync a commit to disk', { cause: error });
 }
 
+/** The driver's own executor: operations outside any transaction. */
 export class RootScope implements Scope {
   private closed = false;
   /** See {@link RootScope.full}. */
