@@ -136,4 +136,71 @@ describe.each(STORAGES)('fairness between destinations (%s)', (storage) => {
     expect(attempts).toBeLessThanOrEqual(ORIGIN_CAP + PACE_START + FAILURE_RATE * (seconds + 1));
     expect(hanging.requests.length).toBe(ORIGIN_CAP); // its cap, never more
   });
+
+  /** Publishes `count` messages to `dest`, 20 ms apart; returns each one's publish→arrival. */
+  async function latencies(dest: Receiver, count: number, deadlineMs: number): Promise<number[]> {
+    const before = dest.requests.length;
+    const sentAt = new Map<string, number>();
+    for (let i = 0; i < count; i++) {
+      const path = `/l/${before + i}`;
+      sentAt.set(path, Date.now());
+      const res = await t!.api(`/v2/publish/${dest.url}${path}`, { method: 'POST', body: 'l' });
+      expect(res.status).toBe(200);
+      await new Promise((resolve) => setTimeout(resolve, 20)); // the publishing pace
+    }
+    const arrived = (await dest.waitFor(before + count, deadlineMs)).slice(before);
+    return arrived.map((r) => r.at - (sentAt.get(r.path) ?? NaN));
+  }
+
+  // Before the fix, the hanging destination's messages claimed beyond its cap waited in the
+  // engine for its slots, each holding one of the 256 engine slots, until it counted as stalled
+  // (--origin-stall, 30 s here): nothing behind its backlog was claimed meanwhile.
+  it("claims past a hanging destination's backlog long before it counts as stalled", async () => {
+    t = await startFerry({ storage, args: ['--origin-stall', '30s'] });
+    const healthy = await startReceiver(() => ({ status: 200 }));
+    const hanging = await startReceiver(() => ({ hang: true }));
+    receivers.push(healthy, hanging);
+    await latencies(healthy, 3, 10_000); // warm-up
+    await batch(`${hanging.url}/h`, 1_000);
+    await hanging.waitFor(ORIGIN_CAP, 10_000);
+    const waited = await latencies(healthy, 10, 10_000);
+    expect(Math.max(...waited)).toBeLessThan(3_000);
+    expect(hanging.requests.length).toBe(ORIGIN_CAP);
+  });
+
+  // A destination that answers, slowly (250 ms), with a backlog: its slots stay full (it drains
+  // at its cap's pace, claimed a free slot's worth at a time) while the engine's other slots stay
+  // free for other destinations. Before the fix its waiting messages held every engine slot
+  // (it never counted as stalled), so the healthy messages waited for its whole backlog.
+  it('keeps a slow destination at its cap without holding the other destinations back', async () => {
+    const cap = 4;
+    const slowMs = 250;
+    const backlog = 120;
+    t = await startFerry({
+      storage,
+      args: ['--concurrency', '16', '--origin-concurrency', String(cap), '--origin-stall', '30s'],
+    });
+    let open = 0;
+    let most = 0;
+    const healthy = await startReceiver(() => ({ status: 200 }));
+    const slow = await startReceiver(async () => {
+      most = Math.max(most, ++open);
+      await new Promise((resolve) => setTimeout(resolve, slowMs)); // the destination's own pace
+      open -= 1;
+      return { status: 200 };
+    });
+    receivers.push(healthy, slow);
+    await latencies(healthy, 3, 10_000); // warm-up
+    await batch(`${slow.url}/s`, backlog);
+    await slow.waitFor(cap, 10_000);
+    const waited = await latencies(healthy, 10, 10_000);
+    expect(Math.max(...waited)).toBeLessThan(2_000);
+    const arrived = await slow.waitFor(backlog, 60_000);
+    const drainMs = arrived[backlog - 1]!.at - arrived[0]!.at;
+    const ideal = ((backlog - cap) / cap) * slowMs; // last start after the first, at its cap
+    expect(most).toBeLessThanOrEqual(cap);
+    // Claimed a slot's worth at a time, it still keeps near its cap's pace (a claim per
+    // answer costs milliseconds; the slack is for a loaded machine).
+    expect(drainMs).toBeLessThan(ideal * 1.5 + 1_000);
+  });
 });

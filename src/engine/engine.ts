@@ -25,7 +25,8 @@ import { eventOf } from './records.js';
 import { WorkflowDelivery } from './workflow-delivery.js';
 import { gateOf } from '../core/flow-control.js';
 import { AccountSlots } from './account-slots.js';
-import { OriginLimit, originOf, TICK_MS } from './origin-limit.js';
+import { originOf } from '../core/origin.js';
+import { OriginLimit, TICK_MS } from './origin-limit.js';
 
 /** Gates (flow-control keys, queues) admitted per claim; more ready ones claim again at once. */
 const ADMIT_GATES = 100;
@@ -37,6 +38,12 @@ const PACE_BURST = 10;
 const SPREAD_LIMIT = 5_000;
 /** A stalled or paced origin's messages in one claim that make it spread its due backlog. */
 const SPREAD_MIN = 10;
+/**
+ * Age of the oldest attempt of an origin at its cap that makes it congested (origin-limit.ts):
+ * well above a healthy destination's answer time, so that only slow destinations are claimed
+ * one batch of free slots at a time.
+ */
+const CONGESTED_MS = 100;
 
 export interface EngineOptions {
   executor: Executor;
@@ -131,12 +138,15 @@ export class Engine {
     this.maxInFlightByPlan = options.accounts.limitByPlan('max_global_parallelism');
     this.origins = new OriginLimit({
       cap: options.originConcurrency ?? Math.max(1, Math.floor(options.concurrency / 4)),
+      congestedMs: CONGESTED_MS,
       stallMs: options.originStallMs ?? 1_000,
       maxHoldMs: 60_000,
       ratePerSecond: options.originFailureRate ?? 50,
       failureStreak: FAILURE_STREAK,
       burst: PACE_BURST,
       clock: options.clock,
+      // A congested origin has free slots again, or stalled: claim for it.
+      onChange: () => this.wake(),
     });
     this.workflows = new WorkflowDelivery({
       executor: options.executor,
@@ -304,6 +314,8 @@ export class Engine {
     // ready this is one read of an empty index range.
     // The claim leaves the messages of accounts at max_global_parallelism due (on PostgreSQL,
     // counting every node's deliveries; its lock ends with this transaction, right after).
+    // Congested origins (slow destinations at their cap) get only their free slots' worth.
+    const originRooms = this.origins.rooms(now);
     const {
       claimed: all,
       atLimit,
@@ -315,6 +327,7 @@ export class Engine {
         limit,
         leaseUntil,
         maxInFlightByPlan: this.maxInFlightByPlan,
+        originRooms,
       });
       return {
         claimed: claim.messages,
@@ -413,7 +426,8 @@ export class Engine {
     // One destination cannot hold every slot: wait for a slot of its origin, or be held back
     // when the origin has stalled (see origin-limit.ts).
     const slot = await this.origins.acquire(message.url, abort);
-    if (slot === 'aborted') return { kind: 'release', message };
+    // Congested: back to storage, due now; claims take its messages as its slots free up.
+    if (slot === 'aborted' || slot === 'returned') return { kind: 'release', message };
     if (slot === 'deferred') {
       const now = this.options.clock.now();
       const heldUntil = this.origins.heldUntil(message.url, now);

@@ -13,6 +13,16 @@
  * for hours costs about `ratePerSecond` re-claims a second, whatever its backlog, not a spin.
  * (With pacing off, `ratePerSecond` 0, they come back together at the end of the hold.)
  *
+ * Between the two, an origin at its cap whose oldest attempt has run `congestedMs` or longer
+ * is *congested*: its attempts are slow, so a message waiting here for one of its slots would
+ * hold an engine slot for a long while. Its waiters go back to storage, due as before
+ * (`'returned'`), and the engine's claims take at most its free slots' worth of its messages
+ * (`rooms`), passing over the rest, so the other destinations' messages behind its backlog are
+ * claimed. A fast destination at its cap is not congested: its waiting messages start within
+ * milliseconds and keep its slots full without a claim per attempt. The origin stops being
+ * congested once its oldest attempt is younger than `congestedMs`; `onChange` reports when a
+ * congested origin has a batch of free slots again or stalls, so the engine claims for it.
+ *
  * An origin whose last `failureStreak` attempts all failed (refused connections, resets, error
  * statuses, timeouts) is *paced*: its attempts start at most `ratePerSecond` per second (a
  * token bucket, GCRA, with a burst of `burst`), however many of its messages are due. Without
@@ -29,10 +39,15 @@
  * bringing them forward could also bring a retry before its delay).
  */
 import type { Clock } from '../core/clock.js';
+import { originOf } from '../core/origin.js';
+
+export { originOf };
 
 export interface OriginLimitOptions {
   /** Attempts in flight per origin (0: no limit). */
   cap: number;
+  /** Age of the oldest attempt after which a saturated origin counts as congested, ms. */
+  congestedMs: number;
   /** Age of the oldest attempt after which a saturated origin counts as stalled, ms. */
   stallMs: number;
   /** Longest hold of a stalled origin's messages, ms. */
@@ -44,6 +59,8 @@ export interface OriginLimitOptions {
   /** Attempts a paced origin may start at once. */
   burst: number;
   clock: Clock;
+  /** A congested origin has free slots again, or stalled: claim for it (see `rooms`). */
+  onChange?: (origin: string) => void;
 }
 
 /** An origin's failures, and its pace and schedule once it is paced or stalled. */
@@ -59,34 +76,26 @@ interface Pace {
 /** The grain of a paced or stalled origin's schedule, ms (see takeSlot). */
 export const TICK_MS = 100;
 
-/** A slot of an origin (pass it to `release`), or why none was taken. */
-export type OriginSlot = number | 'aborted' | 'deferred';
+/**
+ * A slot of an origin (pass it to `release`), or why none was taken: `'aborted'`, `'deferred'`
+ * (the origin stalled: hold the message back), `'returned'` (the origin is congested: put the
+ * message back, due as it was).
+ */
+export type OriginSlot = number | 'aborted' | 'deferred' | 'returned';
 
 interface Origin {
   /** Slot id → the time its attempt started. */
   running: Map<number, number>;
   waiters: ((slot: OriginSlot) => void)[];
   timer?: NodeJS.Timeout;
+  /** When `timer` fires. */
+  timerAt?: number;
   /** The last hold handed out (see heldUntil). */
   held?: { at: number; until: number };
-}
-
-/** Origins of recent URLs: each message is looked up a few times, and URLs repeat. */
-const origins = new Map<string, string>();
-
-/** `https://Example.com:443/x` → `https://example.com`; an unparsable URL is its own origin. */
-export function originOf(url: string): string {
-  let origin = origins.get(url);
-  if (origin === undefined) {
-    try {
-      origin = new URL(url).origin;
-    } catch {
-      origin = url;
-    }
-    if (origins.size >= 10_000) origins.clear();
-    origins.set(url, origin);
-  }
-  return origin;
+  /** See the header: claims take at most its free slots' worth of its messages. */
+  congested: boolean;
+  /** The start of the oldest attempt when its stall was reported (reported once per attempt). */
+  stallReported?: number;
 }
 
 export class OriginLimit {
@@ -196,6 +205,33 @@ export class OriginLimit {
     return since !== undefined && now - since >= this.options.stallMs;
   }
 
+  /** Free slots of an origin, or undefined when it is not congested (no limit for a claim). */
+  private roomIfCongested(origin: Origin, now: number): number | undefined {
+    if (!origin.congested) return undefined;
+    let oldest = Infinity;
+    for (const startedAt of origin.running.values()) oldest = Math.min(oldest, startedAt);
+    if (now - oldest < this.options.congestedMs) {
+      origin.congested = false; // its attempts are fast again (or it has none)
+      return undefined;
+    }
+    return Math.max(0, this.options.cap - origin.running.size - origin.waiters.length);
+  }
+
+  /**
+   * The congested origins and how many of their messages a claim may take now (their free
+   * slots). A stalled origin is left out: its messages are claimed and held back (`stalled`).
+   */
+  rooms(now: number): { origin: string; room: number }[] {
+    const rooms: { origin: string; room: number }[] = [];
+    for (const [key, origin] of this.origins) {
+      const room = this.roomIfCongested(origin, now);
+      if (room === undefined || this.isStalled(origin, now)) continue;
+      rooms.push({ origin: key, room });
+      this.watch(key, origin); // to report its stall, should it come
+    }
+    return rooms;
+  }
+
   /**
    * Until when a stalled origin's message is held: the hold plus up to half of it at random, so
    * a large backlog comes back spread out. Messages held within 50 ms share one time (and so one
@@ -220,7 +256,7 @@ export class OriginLimit {
     const key = originOf(url);
     let origin = this.origins.get(key);
     if (!origin) {
-      origin = { running: new Map(), waiters: [] };
+      origin = { running: new Map(), waiters: [], congested: false };
       this.origins.set(key, origin);
     }
     if (this.options.cap <= 0 || origin.running.size < this.options.cap) {
@@ -255,7 +291,15 @@ export class OriginLimit {
     else if (origin.running.size === 0) {
       clearTimeout(origin.timer);
       this.origins.delete(key);
+      if (origin.congested) this.options.onChange?.(key);
+    } else if (origin.congested && origin.running.size === this.options.cap - this.refill) {
+      this.options.onChange?.(key);
     }
+  }
+
+  /** Free slots of a congested origin that make a claim for it worth its cost. */
+  private get refill(): number {
+    return Math.max(1, Math.floor(this.options.cap / 8));
   }
 
   private start(origin: Origin): number {
@@ -264,20 +308,42 @@ export class OriginLimit {
     return slot;
   }
 
-  /** Hands the waiters back (`'deferred'`) once the origin stalls; re-checks until then. */
+  /**
+   * Watches a saturated origin with waiters: once it is congested its waiters go back to
+   * storage (`'returned'`); once it stalls, waiters are held back (`'deferred'`) and the stall
+   * is reported (the engine then claims its messages and holds them back, see the engine's
+   * holdStalled). Re-checks until then.
+   */
   private watch(key: string, origin: Origin): void {
-    if (origin.timer !== undefined || origin.waiters.length === 0) return;
-    const now = this.options.clock.now();
-    const since = this.saturatedSince(origin) ?? now;
+    const since = this.saturatedSince(origin);
+    if (since === undefined) return;
+    const reportStall = origin.congested && origin.stallReported !== since;
+    if (origin.waiters.length === 0 && !reportStall) return;
+    const { congestedMs, stallMs } = this.options;
+    const at = origin.congested || congestedMs >= stallMs ? since + stallMs : since + congestedMs;
+    // A timer set for the stall of a congested origin comes too late for waiters that arrive
+    // once it stopped counting as congested: they must go back after `congestedMs`.
+    if (origin.timer !== undefined && (origin.timerAt ?? Infinity) <= at) return;
+    clearTimeout(origin.timer);
+    origin.timerAt = at;
     origin.timer = setTimeout(
       () => {
         origin.timer = undefined;
-        if (this.isStalled(origin, this.options.clock.now())) {
+        const now = this.options.clock.now();
+        const oldest = this.saturatedSince(origin);
+        if (oldest !== undefined && now - oldest >= stallMs) {
           for (const waiter of origin.waiters.splice(0)) waiter('deferred');
+          if (origin.congested && origin.stallReported !== oldest) {
+            origin.stallReported = oldest;
+            this.options.onChange?.(key);
+          }
+        } else if (oldest !== undefined && now - oldest >= congestedMs) {
+          origin.congested = true;
+          for (const waiter of origin.waiters.splice(0)) waiter('returned');
         }
         this.watch(key, origin);
       },
-      Math.max(1, since + this.options.stallMs - now),
+      Math.max(1, at - this.options.clock.now()),
     );
     origin.timer.unref();
   }

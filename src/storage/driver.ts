@@ -194,7 +194,26 @@ export interface MessageClaimDueLimitedParams extends MessageClaimDueParams {
    * that is absent or 0 has no limit.
    */
   maxInFlightByPlan: Readonly<Record<string, number>>;
+  /**
+   * Destination origins this claim may take only a few messages of (the engine's congested
+   * origins, see engine/origin-limit.ts): at most `room` of each, earliest first; the rest stay
+   * due, unclaimed, and the claim reads past them (up to ORIGIN_SKIP_SCAN rows) to other
+   * origins' messages. Absent or empty: no origin is limited.
+   */
+  originRooms?: readonly OriginRoom[];
 }
+/** How many messages of one destination origin a claim may take. */
+export interface OriginRoom {
+  /** `scheme://host[:port]`, as `new URL(url).origin` (lower case, no default port). */
+  origin: string;
+  room: number;
+}
+/**
+ * Due rows a claim with `originRooms` reads past its `limit` at most, to reach other origins'
+ * messages behind a limited origin's backlog. A backlog deeper than this is moved out of the way
+ * by the engine once its origin counts as stalled (engine/origin-limit.ts).
+ */
+export const ORIGIN_SKIP_SCAN = 20_000;
 export interface MessageClaimDueLimitedResult {
   messages: ClaimedMessage[];
   /**

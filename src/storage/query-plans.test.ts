@@ -56,6 +56,15 @@ async function runHotPath(driver: Driver, mark: (op: string) => void): Promise<v
     maxInFlightByPlan: { paid: 1_000 },
   });
   expect(claimed.length + limited.messages.length).toBe(DUE_NOW);
+  mark('claim (origin rooms)');
+  const roomed = await ex.messageClaimDueLimited({
+    now: NOW,
+    limit: 5,
+    leaseUntil: NOW + 30_000,
+    maxInFlightByPlan: { paid: 1_000 },
+    originRooms: [{ origin: 'https://example.com', room: 0 }],
+  });
+  expect(roomed.messages).toEqual([]);
   mark('delete');
   const deleted = await ex.messageDeleteLeasedMany({
     leases: [...claimed, ...limited.messages],
@@ -101,7 +110,13 @@ describe('query plans with a backlog: sqlite', () => {
       // read-only: the plans then come without statistics, as in a fresh deployment
     }
     const ops = new Set(traced.map((t) => t.op));
-    expect([...ops].sort()).toEqual(['claim', 'claim (limited)', 'delete', 'next due']);
+    expect([...ops].sort()).toEqual([
+      'claim',
+      'claim (limited)',
+      'claim (origin rooms)',
+      'delete',
+      'next due',
+    ]);
     for (const { op: name, text } of traced) {
       const plan = db.prepare(`EXPLAIN QUERY PLAN ${text}`).all() as { detail: string }[];
       const scans = plan.filter((row) => /^SCAN messages\b/.test(row.detail));
@@ -154,7 +169,13 @@ describe.skipIf(!url)('query plans with a backlog: postgres', () => {
       await driver.close();
     }
     const ops = new Set(traced.map((t) => t.op));
-    expect([...ops].sort()).toEqual(['claim', 'claim (limited)', 'delete', 'next due']);
+    expect([...ops].sort()).toEqual([
+      'claim',
+      'claim (limited)',
+      'claim (origin rooms)',
+      'delete',
+      'next due',
+    ]);
     for (const { op: name, text, params } of traced) {
       const [row] = await admin.unsafe<{ 'QUERY PLAN': Record<string, unknown>[] }[]>(
         `EXPLAIN (FORMAT JSON) ${text}`,

@@ -2,9 +2,9 @@
  * The engine's claim under `max_global_parallelism` (`messageClaimDueLimited`). Claiming has no
  * account scope, so every case starts by clearing the messages table (see `clearMessages`).
  */
-import { beforeEach, expect, it, type TestContext } from 'vitest';
+import { beforeEach, describe, expect, it, type TestContext } from 'vitest';
 import type { Account, Message } from '../../core/types.js';
-import type { Executor } from '../driver.js';
+import type { Executor, OriginRoom } from '../driver.js';
 import { clearMessages, leaseOf, makeAccount, makeMessage, T0 } from './fixtures.js';
 import type { SuiteContext } from './suite.js';
 
@@ -123,5 +123,67 @@ export function claimLimitCases(ctx: SuiteContext): void {
     const next = await claim(now, 10, limits);
     expect(next.messages).toHaveLength(2);
     expect(next.atLimit).toEqual([]);
+  });
+
+  describe("origin rooms (the engine's congested destinations)", () => {
+    /** One message of `account` to `url` per due time (ms after T0). */
+    async function insertTo(url: string, ...offsets: number[]): Promise<Message[]> {
+      const messages = offsets.map((o) => makeMessage(free.id, { url, dueAt: T0 + o }));
+      await ex.messageInsertMany({ messages });
+      return messages;
+    }
+    const claimRooms = (
+      limit: number,
+      originRooms: OriginRoom[],
+      maxInFlightByPlan: Record<string, number> = {},
+    ) =>
+      ex.messageClaimDueLimited({
+        now: T0 + 1_000,
+        limit,
+        leaseUntil: T0 + 1_000 + LEASE_MS,
+        maxInFlightByPlan,
+        originRooms,
+      });
+
+    it('passes over an origin without room to the messages behind it, which stay due', async () => {
+      const slow = await insertTo('http://slow.example:8080/a?x=1', 1, 2, 3, 4, 5);
+      const [other] = await insertTo('http://other.example/b', 6);
+      const { messages } = await claimRooms(2, [{ origin: 'http://slow.example:8080', room: 0 }]);
+      expect(ids(messages)).toEqual([other?.id]);
+      // Left due: a claim without rooms takes them, earliest first.
+      expect(ids((await claimRooms(10, [])).messages)).toEqual(ids(slow));
+    });
+
+    it("takes at most an origin's room, earliest first, and fills the limit from the others", async () => {
+      const [s1, s2, s3] = await insertTo('https://slow.example/x', 1, 2, 3);
+      const [o1, o2] = await insertTo('https://other.example/y', 4, 5);
+      const { messages } = await claimRooms(3, [{ origin: 'https://slow.example', room: 1 }]);
+      expect(ids(messages)).toEqual([s1?.id, o1?.id, o2?.id]);
+      expect(ids((await claimRooms(10, [])).messages)).toEqual([s2?.id, s3?.id]);
+    });
+
+    it('tells origins apart by scheme and port, and reads the host as URLs do', async () => {
+      const [plain] = await insertTo('http://host.example/a', 1);
+      const [tls] = await insertTo('https://host.example/a', 2);
+      const [port] = await insertTo('http://host.example:81/a', 3);
+      const [upper] = await insertTo('HTTP://HOST.example/b', 4);
+      const { messages } = await claimRooms(10, [{ origin: 'http://host.example', room: 0 }]);
+      expect(ids(messages)).toEqual([tls?.id, port?.id]);
+      expect(ids((await claimRooms(10, [])).messages)).toEqual([plain?.id, upper?.id]);
+    });
+
+    it('applies the account limit to what the rooms leave', async (t) => {
+      skipOnSqlite(ctx, t);
+      await insertTo('http://slow.example/a', 1, 2);
+      const [o1, o2, o3] = await insertTo('http://other.example/b', 3, 4, 5);
+      const { messages, atLimit } = await claimRooms(
+        10,
+        [{ origin: 'http://slow.example', room: 0 }],
+        { free: 2 },
+      );
+      expect(ids(messages)).toEqual([o1?.id, o2?.id]);
+      expect(atLimit).toEqual([free.id]);
+      expect(o3).toBeDefined();
+    });
   });
 }

@@ -14,6 +14,7 @@ import type {
   MessageRetryManyParams,
   MessageSpreadDueParams,
 } from '../driver.js';
+import { ORIGIN_SKIP_SCAN } from '../driver.js';
 import { buildFilter, joinLabels, originParts, urlParts } from '../sql/filter.js';
 import { unnestInsert } from './postgres-batch.js';
 import { newBinder } from './postgres-bind.js';
@@ -172,32 +173,62 @@ type LimitedClaimRow = MessageRow & { at_limit: string[] | null };
  * were read is re-checked by FOR UPDATE (the same `id`, due again) or skipped; one locked in its
  * newer version is then not visible to the UPDATE and stays unclaimed: never too many.
  * An account without a plan in `maxInFlightByPlan` (or without an accounts row) has no limit.
+ *
+ * Per-origin rooms (`originRooms`, the engine's congested origins): the candidates are, in due
+ * order, the rows of origins without a room (read past the limited origins' rows, at most
+ * `limit` + ORIGIN_SKIP_SCAN rows in all), and of each limited origin its `room` earliest rows;
+ * the `limit` earliest candidates go on to the account limit. Each part is a scan of the due
+ * index that stops as soon as it has its rows: the filters are plain expressions on the scanned
+ * rows (an anti-join would read every due row first). A row's origin is its scheme, `//` and
+ * `url_host`, as `new URL(url).origin` spells it. Without an account limit the advisory lock is
+ * not taken: SKIP LOCKED alone keeps two nodes off the same row.
  */
 export async function messageClaimDueLimited(
   db: Db,
   p: MessageClaimDueLimitedParams,
 ): Promise<MessageClaimDueLimitedResult> {
   const limited = Object.entries(p.maxInFlightByPlan).filter(([, max]) => max > 0);
-  if (limited.length === 0) return { messages: await messageClaimDue(db, p), atLimit: [] };
   if (p.limit <= 0) return { messages: [], atLimit: [] };
+  if (limited.length === 0 && (p.originRooms?.length ?? 0) === 0) {
+    return { messages: await messageClaimDue(db, p), atLimit: [] };
+  }
+  const rooms = p.originRooms ?? [];
+  const origins = rooms.map((r) => r.origin);
+  const scan = p.limit + ORIGIN_SKIP_SCAN;
   const claim = async (tx: Db): Promise<LimitedClaimRow[]> => {
-    const locked = tx`SELECT pg_advisory_xact_lock(${CLAIM_LOCK_CLASS}, hashtext(current_schema()))`;
+    const locked =
+      limited.length > 0
+        ? tx`SELECT pg_advisory_xact_lock(${CLAIM_LOCK_CLASS}, hashtext(current_schema()))`
+        : undefined;
     const claimed = tx<LimitedClaimRow[]>`
       WITH c AS (
-        SELECT ctid AS tid, id, account_id, due_at FROM messages
-        WHERE due_at <= ${p.now}
-        ORDER BY due_at
-        LIMIT ${p.limit}
+        (SELECT tid, id, account_id, due_at FROM (
+          SELECT ctid AS tid, id, account_id, due_at, url_host, url FROM messages
+          WHERE due_at <= ${p.now} ORDER BY due_at LIMIT ${scan}) s
+        WHERE lower(split_part(s.url, '//', 1)) || '//' || s.url_host <> ALL (${origins}::text[])
+        LIMIT ${p.limit})
+        UNION ALL
+        SELECT x.* FROM unnest(${origins}::text[], ${rooms.map((r) => r.room)}::integer[])
+          AS r(origin, room)
+        CROSS JOIN LATERAL (
+          SELECT tid, id, account_id, due_at FROM (
+            SELECT ctid AS tid, id, account_id, due_at, url_host, url FROM messages
+            WHERE due_at <= ${p.now} ORDER BY due_at LIMIT ${scan}) s
+          WHERE lower(split_part(s.url, '//', 1)) || '//' || s.url_host = r.origin
+          LIMIT r.room) x
+        WHERE r.room > 0
+      ), fit AS (
+        SELECT * FROM c ORDER BY due_at, id LIMIT ${p.limit}
       ), slots AS (
-        SELECT a.account_id,
-          (${limited.map(([, max]) => max)}::integer[])[
-            array_position(${limited.map(([plan]) => plan)}::text[], ac.plan)]
-            - ferry_leased_count(a.account_id, ${p.now}) AS free
-        FROM (SELECT DISTINCT account_id FROM c) a JOIN accounts ac ON ac.id = a.account_id
+        SELECT a.account_id, lim.max - ferry_leased_count(a.account_id, ${p.now}) AS free
+        FROM (SELECT DISTINCT account_id FROM fit) a
+          JOIN accounts ac ON ac.id = a.account_id
+          JOIN unnest(${limited.map(([plan]) => plan)}::text[],
+            ${limited.map(([, max]) => max)}::integer[]) AS lim(plan, max) ON lim.plan = ac.plan
       ), ranked AS (
-        SELECT c.tid, c.id, c.account_id, s.free,
-          row_number() OVER (PARTITION BY c.account_id ORDER BY c.due_at, c.id) AS n
-        FROM c LEFT JOIN slots s ON s.account_id = c.account_id
+        SELECT fit.tid, fit.id, fit.account_id, s.free,
+          row_number() OVER (PARTITION BY fit.account_id ORDER BY fit.due_at, fit.id) AS n
+        FROM fit LEFT JOIN slots s ON s.account_id = fit.account_id
       ), picked AS (
         SELECT m.ctid AS tid, m.due_at FROM messages m JOIN ranked r ON m.ctid = r.tid
         WHERE (r.free IS NULL OR r.n <= r.free) AND m.id = r.id AND m.due_at <= ${p.now}
@@ -218,16 +249,12 @@ export async function messageClaimDueLimited(
   };
   // Outside a transaction the lock would end with its own statement: open one. Inside one, no
   // savepoint is needed (the lock is released with the transaction either way).
-  const rows = await transactional(db, claim);
-  // The one summary row carries `at_limit`; with nothing claimed its message columns are NULL.
+  const rows = limited.length > 0 ? await transactional(db, claim) : await claim(db);
   const claimed = await withBodies(
     db,
     rows.filter((row) => row.id !== null),
   );
-  return {
-    messages: claimed.map(toClaimedMessage),
-    atLimit: rows[0]?.at_limit ?? [],
-  };
+  return { messages: claimed.map(toClaimedMessage), atLimit: rows[0]?.at_limit ?? [] };
 }
 
 export async function messageNextDueAt(

@@ -196,11 +196,12 @@ export class SqliteExecutor implements Executor {
     return this.scope.run(() => this.ops.messageClaimDue(p));
   }
   /**
-   * Unlike PostgreSQL, the claim leaves the limit to the engine: one process owns the database,
-   * so the engine's in-memory count per account (engine/account-slots.ts) is already exact.
+   * Unlike PostgreSQL, the claim leaves the account limit to the engine: one process owns the
+   * database, so the engine's in-memory count per account (engine/account-slots.ts) is already
+   * exact. The origin rooms apply here (messageClaimDueRooms).
    */
   messageClaimDueLimited(p: MessageClaimDueLimitedParams): Promise<MessageClaimDueLimitedResult> {
-    return this.scope.run(() => ({ messages: this.ops.messageClaimDue(p), atLimit: [] }));
+    return this.scope.run(() => ({ messages: this.ops.messageClaimDueRooms(p), atLimit: [] }));
   }
   messageNextDueAt(p: MessageNextDueAtParams): Promise<number | undefined> {
     return this.scope.run(() => this.ops.messageNextDueAt(p), READ_ONLY);

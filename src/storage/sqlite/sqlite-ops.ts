@@ -35,6 +35,7 @@ import type {
   EventInsertManyParams,
   EventListParams,
   Lease,
+  MessageClaimDueLimitedParams,
   MessageClaimDueParams,
   MessageCountInFlightParams,
   MessageDeleteLeasedManyParams,
@@ -57,6 +58,8 @@ import type {
   UrlGroupPutParams,
 } from '../driver.js';
 import { buildFilter, originParts, type FilterColumns } from '../sql/filter.js';
+import { originOf } from '../../core/origin.js';
+import { ORIGIN_SKIP_SCAN } from '../driver.js';
 import {
   ACCOUNT_COLUMNS,
   DLQ_COLUMNS,
@@ -321,24 +324,67 @@ export class SqliteOps {
       now,
       limit + this.leases.size,
     ) as { id: string }[];
-    const select = this.stmt(CLAIM_ROW).raw(true);
     const claimed: ClaimedMessage[] = [];
     for (const { id } of due) {
       if (claimed.length === limit) break;
-      if (this.leases.isLeased(id, now)) continue;
-      const row = select.get(id) as unknown[] | undefined;
-      if (!row) continue;
-      const bodyId = row[CLAIM_BODY_ID];
-      if (typeof bodyId === 'string') {
-        const body = this.bodies.load([bodyId], undefined).get(bodyId)?.bytes ?? Buffer.alloc(0);
-        rememberBodyId(body, bodyId);
-        row[CLAIM_BODY] = body;
-      }
-      const leaseToken = newLeaseToken();
-      this.leases.set(id, { token: leaseToken, until: leaseUntil });
-      claimed.push(claimedFromColumns(row, leaseUntil, leaseToken));
+      const message = this.claimRow(id, now, leaseUntil);
+      if (message) claimed.push(message);
     }
     return claimed;
+  }
+  /**
+   * The claim with per-origin rooms (`originRooms`): the due rows are read in chunks, in due
+   * order, and a limited origin's rows beyond its room are passed over, up to ORIGIN_SKIP_SCAN of
+   * them, so the claim reaches other origins' messages behind a congested origin's backlog.
+   */
+  messageClaimDueRooms(p: MessageClaimDueLimitedParams): ClaimedMessage[] {
+    const { now, limit, leaseUntil, originRooms = [] } = p;
+    if (originRooms.length === 0) return this.messageClaimDue(p);
+    const room = new Map(originRooms.map((r) => [r.origin, r.room]));
+    const claimed: ClaimedMessage[] = [];
+    const chunk = this.stmt(
+      'SELECT due_at, rowid, id, url FROM messages WHERE due_at <= ? AND (due_at, rowid) > (?, ?) ' +
+        'ORDER BY due_at, rowid LIMIT ?',
+    ).raw(true);
+    let after: [number, number] = [Number.MIN_SAFE_INTEGER, 0];
+    let passed = 0;
+    let size = limit + this.leases.size;
+    while (claimed.length < limit && passed <= ORIGIN_SKIP_SCAN) {
+      const rows = chunk.all(now, ...after, size) as [number, number, string, string][];
+      for (const [, , id, url] of rows) {
+        if (claimed.length === limit) break;
+        const origin = originOf(url);
+        const left = room.get(origin);
+        if (left === 0) {
+          passed += 1;
+          continue;
+        }
+        const message = this.claimRow(id, now, leaseUntil);
+        if (!message) continue;
+        claimed.push(message);
+        if (left !== undefined) room.set(origin, left - 1);
+      }
+      if (rows.length < size) break;
+      const last = rows[rows.length - 1]!;
+      after = [last[0], last[1]];
+      size = 2_000;
+    }
+    return claimed;
+  }
+  /** Leases the due row `id` unless it is leased already; undefined when it is (or is gone). */
+  private claimRow(id: string, now: number, leaseUntil: number): ClaimedMessage | undefined {
+    if (this.leases.isLeased(id, now)) return undefined;
+    const row = this.stmt(CLAIM_ROW).raw(true).get(id) as unknown[] | undefined;
+    if (!row) return undefined;
+    const bodyId = row[CLAIM_BODY_ID];
+    if (typeof bodyId === 'string') {
+      const body = this.bodies.load([bodyId], undefined).get(bodyId)?.bytes ?? Buffer.alloc(0);
+      rememberBodyId(body, bodyId);
+      row[CLAIM_BODY] = body;
+    }
+    const leaseToken = newLeaseToken();
+    this.leases.set(id, { token: leaseToken, until: leaseUntil });
+    return claimedFromColumns(row, leaseUntil, leaseToken);
   }
   messageNextDueAt({ after }: MessageNextDueAtParams): number | undefined {
     // The earliest row that is not leased (leased rows keep an old due_at), or the earliest
