@@ -24,6 +24,8 @@ import { openSqliteDriver } from './sqlite/sqlite-driver.js';
 const BACKLOG = 20_000;
 const DUE_NOW = 10;
 const NOW = Date.UTC(2026, 0, 1);
+/** The operations runHotPath marks. */
+const HOT_OPS = ['claim', 'claim (limited)', 'delete', 'next due'];
 
 /** Stores the backlog (due in a day) and DUE_NOW messages due now. */
 async function seed(driver: Driver, accountId: string): Promise<void> {
@@ -54,17 +56,11 @@ async function runHotPath(driver: Driver, mark: (op: string) => void): Promise<v
     limit: 5,
     leaseUntil: NOW + 30_000,
     maxInFlightByPlan: { paid: 1_000 },
+    // A congested origin: the claim reads past its rows (none here) with the statement it uses
+    // then (on SQLite another statement than the plain claim's).
+    originRooms: [{ origin: 'https://congested.example', room: 0 }],
   });
   expect(claimed.length + limited.messages.length).toBe(DUE_NOW);
-  mark('claim (origin rooms)');
-  const roomed = await ex.messageClaimDueLimited({
-    now: NOW,
-    limit: 5,
-    leaseUntil: NOW + 30_000,
-    maxInFlightByPlan: { paid: 1_000 },
-    originRooms: [{ origin: 'https://example.com', room: 0 }],
-  });
-  expect(roomed.messages).toEqual([]);
   mark('delete');
   const deleted = await ex.messageDeleteLeasedMany({
     leases: [...claimed, ...limited.messages],
@@ -110,13 +106,7 @@ describe('query plans with a backlog: sqlite', () => {
       // read-only: the plans then come without statistics, as in a fresh deployment
     }
     const ops = new Set(traced.map((t) => t.op));
-    expect([...ops].sort()).toEqual([
-      'claim',
-      'claim (limited)',
-      'claim (origin rooms)',
-      'delete',
-      'next due',
-    ]);
+    expect([...ops].sort()).toEqual(HOT_OPS);
     for (const { op: name, text } of traced) {
       const plan = db.prepare(`EXPLAIN QUERY PLAN ${text}`).all() as { detail: string }[];
       const scans = plan.filter((row) => /^SCAN messages\b/.test(row.detail));
@@ -169,13 +159,7 @@ describe.skipIf(!url)('query plans with a backlog: postgres', () => {
       await driver.close();
     }
     const ops = new Set(traced.map((t) => t.op));
-    expect([...ops].sort()).toEqual([
-      'claim',
-      'claim (limited)',
-      'claim (origin rooms)',
-      'delete',
-      'next due',
-    ]);
+    expect([...ops].sort()).toEqual(HOT_OPS);
     for (const { op: name, text, params } of traced) {
       const [row] = await admin.unsafe<{ 'QUERY PLAN': Record<string, unknown>[] }[]>(
         `EXPLAIN (FORMAT JSON) ${text}`,
