@@ -9,9 +9,10 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/core/clock.js';
-import type { Driver, Executor, TransactionOptions } from '../src/storage/driver.js';
+import type { Driver } from '../src/storage/driver.js';
 import { startFerry, STORAGES, type TestFerry } from './helpers/ferry.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
+import { replacing, wrapTransactions } from './helpers/wrap-driver.js';
 
 /**
  * The driver, with the clock moved `jumpMs` forward when the first claim after `arm()` has
@@ -22,41 +23,21 @@ function jumpingAfterClaim(
   jumpMs: number,
 ): { wrap: (driver: Driver) => Driver; arm: () => void } {
   let armed = false;
-  const wrap = (driver: Driver): Driver => {
-    // Taken now: app.ts shadows `transaction` on the executor it is given (commit timing).
-    const transaction = driver.executor.transaction.bind(driver.executor);
-    const claimIn = async <T>(fn: (tx: Executor) => Promise<T>, options?: TransactionOptions) => {
+  const wrap = (driver: Driver): Driver =>
+    wrapTransactions(driver, async (run) => {
       let claimed = false;
-      const watched = (tx: Executor): Executor =>
-        new Proxy(tx, {
-          get(target, property) {
-            if (property === 'messageClaimDueLimited') claimed = true;
-            const value = Reflect.get(target, property) as unknown;
-            return typeof value === 'function' ? (value as () => unknown).bind(target) : value;
-          },
-        });
-      const result = await transaction((tx) => fn(watched(tx)), options);
+      const result = await run((tx) =>
+        replacing(tx, 'messageClaimDueLimited', (claim) => (params) => {
+          claimed = true;
+          return claim(params);
+        }),
+      );
       if (claimed && armed) {
         armed = false;
         clock.advance(jumpMs);
       }
       return result;
-    };
-    const executor = new Proxy(driver.executor, {
-      get(target, property) {
-        if (property === 'transaction') return claimIn;
-        const value = Reflect.get(target, property) as unknown;
-        return typeof value === 'function' ? (value as () => unknown).bind(target) : value;
-      },
     });
-    return new Proxy(driver, {
-      get(target, property) {
-        if (property === 'executor') return executor;
-        const value = Reflect.get(target, property) as unknown;
-        return typeof value === 'function' ? (value as () => unknown).bind(target) : value;
-      },
-    });
-  };
   return { wrap, arm: () => (armed = true) };
 }
 

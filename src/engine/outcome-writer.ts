@@ -141,6 +141,14 @@ async function releaseAll(
 
 export class OutcomeWriter {
   private readonly group: GroupCommit<Completion, void>;
+  /**
+   * Messages whose ACTIVE event is queued or being written, and that write. Batches overlap (up
+   * to four in flight), and the log lists events in the order they were inserted: a batch with
+   * an outcome waits for its message's ACTIVE when that is in an earlier batch still running,
+   * so the outcome never comes before it (on PostgreSQL the later batch's insert could run
+   * first). An ACTIVE in the same batch is inserted first anyway.
+   */
+  private readonly activeWrites = new Map<string, Promise<void>>();
 
   constructor(private readonly options: OutcomeWriterOptions) {
     this.group = new GroupCommit({
@@ -153,7 +161,17 @@ export class OutcomeWriter {
 
   /** Queues a completion; resolves once it is written (or its write failed and was logged). */
   add(completion: Completion): Promise<void> {
-    return this.group.add(completion);
+    const written = this.group.add(completion);
+    if (completion.kind === 'events') {
+      for (const { messageId } of completion.events) this.activeWrites.set(messageId, written);
+      const forget = (): void => {
+        for (const { messageId } of completion.events) {
+          if (this.activeWrites.get(messageId) === written) this.activeWrites.delete(messageId);
+        }
+      };
+      written.then(forget, forget);
+    }
+    return written;
   }
 
   /** Resolves when everything queued so far is written. */
@@ -163,6 +181,7 @@ export class OutcomeWriter {
 
   private async write(batch: Completion[]): Promise<void[]> {
     try {
+      await this.activeWritten(batch);
       await this.applyCompletions(batch);
     } catch (error) {
       // Unwritten outcomes leave the messages leased; they are delivered again after the
@@ -173,6 +192,20 @@ export class OutcomeWriter {
       this.options.logger.error({ err: error, messageIds }, 'writing outcomes failed');
     }
     return [];
+  }
+
+  /** Waits for the ACTIVE events of this batch's messages that earlier batches are writing. */
+  private async activeWritten(batch: Completion[]): Promise<void> {
+    if (this.activeWrites.size === 0) return;
+    const own = new Set<string>();
+    for (const c of batch) if (c.kind === 'events') for (const e of c.events) own.add(e.messageId);
+    const earlier = new Set<Promise<void>>();
+    for (const c of batch) {
+      if (c.kind === 'events' || own.has(c.message.id)) continue;
+      const write = this.activeWrites.get(c.message.id);
+      if (write) earlier.add(write);
+    }
+    if (earlier.size > 0) await Promise.all(earlier);
   }
 
   private async applyCompletions(batch: Completion[]): Promise<void> {
