@@ -5,7 +5,8 @@
  * alive, as a load balancer would be). Runs are triggered during the kills; afterwards each
  * started run must have completed (Ferry says `RUN_SUCCESS`, the function returned) with the
  * right result (each step's result used once), each step's result in the run's history, and a
- * step result recorded twice only when the step's delivery was in flight at a kill.
+ * step result recorded twice only when the step's delivery was in flight at a kill (its first
+ * result recorded before the node was gone, or up to RESULT_AFTER_KILL_MS after).
  *
  * Why twice at all: a step's delivery that was in flight at a kill is delivered again (at least
  * once); the SDK runs the step again and publishes its result again, so the history holds it
@@ -18,6 +19,14 @@ import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { loadAgent, until } from './harness.js';
+
+/**
+ * How long after a kill the first result of a step that was in flight there may be recorded and
+ * still count as explained by it. The killed node's delivery is cut, but the SDK's handler runs
+ * on and publishes the step's result through the front to a live node, after the kill (seen
+ * under load: a result recorded after the node had exited, its repeat after the lease expired).
+ */
+const RESULT_AFTER_KILL_MS = 3_000;
 
 const STEPS = 4;
 
@@ -245,10 +254,18 @@ export async function startChaosWorkflows(o: {
           const explained = times
             .slice(1)
             .every((repeat, i) =>
-              kills.some((k) => (times[i] as number) <= k.exited && repeat >= k.at),
+              kills.some(
+                (k) => (times[i] as number) <= k.exited + RESULT_AFTER_KILL_MS && repeat >= k.at,
+              ),
             );
           if (times.length === 0 || !explained) {
-            stepsNotOnce.push(`${id} ${JSON.stringify(h.steps.map((t) => t.length))}`);
+            // With the times relative to the last kill before the first result, to tell why.
+            const kill = kills.filter((k) => k.at <= (times[0] ?? 0)).at(-1);
+            const rel = kill ? times.map((at) => at - kill.at) : times;
+            const where = kill ? ` ms after a kill (exited +${kill.exited - kill.at} ms)` : '';
+            stepsNotOnce.push(
+              `${id} ${JSON.stringify(h.steps.map((t) => t.length))}: recorded at ${rel.join(', ')}${where}`,
+            );
             break;
           }
           stepsRepeatedAtKill += times.length - 1;
