@@ -57,9 +57,38 @@ import {
   startRedis,
   type Redis,
 } from './peer.js';
+import { oneOf, scriptArgs, wholeNumber } from './script-args.js';
 
 const MAIN = new URL('../cli/main.js', import.meta.url).pathname;
-const quick = process.argv.includes('--quick');
+const USAGE = `Usage: npm run bench -- [options]
+
+  --case NAME      one case: reference, publish, e2e, flow, latency, fanout, batch, schedule,
+                   workflow or backlog (default: all but backlog)
+  --only STORAGE   sqlite or postgres (PostgreSQL runs when TEST_DATABASE_URL is set)
+  --quick          smaller N
+  --reps N         interleaved repetitions of the end-to-end, latency and backlog cases (3)
+  --backlog N      delayed messages seeded for the backlog case (1000000)
+  --baseline DIR   also run the Ferry build in DIR, interleaved, in the end-to-end and latency cases
+  --no-peer        leave out BullMQ
+  --warm N         deliver N messages unmeasured before the end-to-end case's measured part
+  --help           this text
+
+Environment: TEST_DATABASE_URL (PostgreSQL cases), FERRY_BENCH_NODE_FLAGS (flags for Ferry's node).
+The method of each case is in docs/benchmarks.md.`;
+const args = scriptArgs(
+  {
+    quick: { type: 'boolean' },
+    reps: { type: 'string' },
+    backlog: { type: 'string' },
+    baseline: { type: 'string' },
+    warm: { type: 'string' },
+    'no-peer': { type: 'boolean' },
+    only: { type: 'string' },
+    case: { type: 'string' },
+  },
+  USAGE,
+);
+const quick = args.quick === true;
 /** Extra flags for Ferry's node (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`), space-separated. */
 const NODE_FLAGS = (process.env.FERRY_BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
 /**
@@ -69,11 +98,9 @@ const NODE_FLAGS = (process.env.FERRY_BENCH_NODE_FLAGS ?? '').split(' ').filter(
  */
 const PEER_CONCURRENCY = 64;
 /** Interleaved repetitions of the end-to-end, latency and backlog cases (`--reps N`). */
-const repsIndex = process.argv.indexOf('--reps');
-const REPS = repsIndex === -1 ? 3 : Number(process.argv[repsIndex + 1]);
+const REPS = wholeNumber(args.reps, 'reps', 3, USAGE, 1);
 /** Delayed messages (due in a day) seeded into the store of the backlog case (`--backlog N`). */
-const backlogIndex = process.argv.indexOf('--backlog');
-const BACKLOG = backlogIndex === -1 ? 1_000_000 : Number(process.argv[backlogIndex + 1]);
+const BACKLOG = wholeNumber(args.backlog, 'backlog', 1_000_000, USAGE);
 /** Concurrent publishers of the end-to-end case (see the file comment). */
 const E2E_PUBLISHERS = 200;
 /** Interleaved pairs of runs (plain, keyed) of the flow case: its runs vary by ±20 % here. */
@@ -85,11 +112,8 @@ const WARM_UP_SECONDS = 2;
  * and latency runs alternate with this build's, so that two builds are compared under the same
  * load.
  */
-const baselineIndex = process.argv.indexOf('--baseline');
 const BASELINE_MAIN =
-  baselineIndex === -1
-    ? undefined
-    : join(process.argv[baselineIndex + 1] ?? '.', 'dist', 'cli', 'main.js');
+  args.baseline === undefined ? undefined : join(args.baseline, 'dist', 'cli', 'main.js');
 /**
  * `--warm N`: before the measured part of the end-to-end case, Ferry (or BullMQ's worker) first
  * delivers N messages the same way, unmeasured. A fresh process spends its first seconds
@@ -97,16 +121,29 @@ const BASELINE_MAIN =
  * cost that the default figure spreads over its N messages. With a warm-up the figure is the
  * steady state of a process that has been running.
  */
-const warmIndex = process.argv.indexOf('--warm');
-const WARM = warmIndex === -1 ? 0 : Number(process.argv[warmIndex + 1]);
+const WARM = wholeNumber(args.warm, 'warm', 0, USAGE);
 const warmNote = (): string =>
   WARM > 0 ? `, after ${WARM.toLocaleString('en')} warm-up messages` : '';
 /** `--no-peer`: skip BullMQ (e.g. while comparing two builds of Ferry). */
-const NO_PEER = process.argv.includes('--no-peer');
-const onlyIndex = process.argv.indexOf('--only');
-const only = onlyIndex === -1 ? undefined : process.argv[onlyIndex + 1];
-const caseIndex = process.argv.indexOf('--case');
-const onlyCase = caseIndex === -1 ? undefined : process.argv[caseIndex + 1];
+const NO_PEER = args['no-peer'] === true;
+const only = oneOf(args.only, 'only', ['sqlite', 'postgres'] as const, USAGE);
+const onlyCase = oneOf(
+  args.case,
+  'case',
+  [
+    'reference',
+    'publish',
+    'e2e',
+    'flow',
+    'latency',
+    'fanout',
+    'batch',
+    'schedule',
+    'workflow',
+    'backlog',
+  ] as const,
+  USAGE,
+);
 const wanted = (
   name:
     | 'reference'
