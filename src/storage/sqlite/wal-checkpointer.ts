@@ -159,6 +159,7 @@ export class WalCheckpointer {
     const worker = this.worker;
     if (!worker) return;
     const exited = new Promise((resolve) => worker.once('exit', resolve));
+    worker.ref(); // the wait for the thread to close its connection keeps the process alive
     worker.postMessage({ type: 'close' } satisfies CheckpointerToWorker);
     await exited;
   }
@@ -187,7 +188,9 @@ export class WalCheckpointer {
     if (this.closed) return Promise.resolve({ type: 'failed', mode, error: 'driver closed' });
     return new Promise<CheckpointerToMain>((resolve) => {
       this.waiting = { mode, resolve };
-      this.start().postMessage({ type: 'checkpoint', mode } satisfies CheckpointerToWorker);
+      const worker = this.start();
+      worker.ref(); // a checkpoint under way keeps the process alive until it answers
+      worker.postMessage({ type: 'checkpoint', mode } satisfies CheckpointerToWorker);
     });
   }
 
@@ -195,6 +198,7 @@ export class WalCheckpointer {
     const waiting = this.waiting;
     if (!waiting) return;
     this.waiting = undefined;
+    this.worker?.unref();
     this.options.onCheckpoint?.(event);
     waiting.resolve(event);
   }
@@ -218,8 +222,6 @@ export class WalCheckpointer {
     };
     worker.on('error', (error) => lost(error.message));
     worker.on('exit', (code) => lost(`exited with code ${code}`));
-    // Between checkpoints the thread has nothing to finish: it does not keep the process alive.
-    worker.unref();
     this.worker = worker;
     return worker;
   }
