@@ -76,6 +76,14 @@ const BUSY_TIMEOUT_MS = 5_000;
 /** How long opening waits for another process's lock before reporting the file is in use. */
 const OPEN_BUSY_TIMEOUT_MS = 1_000;
 
+/**
+ * How long the checkpoint thread's RESTART waits for readers of the WAL: the transaction lock is
+ * held meanwhile, so every storage operation queues. Ferry's own reads (a backup's step) last
+ * milliseconds; a long read by an outside tool makes it give up instead (SQLite then reports the
+ * checkpoint busy; the next round tries again).
+ */
+const CHECKPOINT_BUSY_TIMEOUT_MS = 100;
+
 /** Bytes before each page in the WAL file. */
 const WAL_FRAME_HEADER_BYTES = 24;
 
@@ -186,7 +194,7 @@ class SqliteDriverImpl implements SqliteDriver {
         path: checkpoints.path,
         db,
         alone: (fn) => this.root.exclusive(fn),
-        busyTimeoutMs: BUSY_TIMEOUT_MS,
+        busyTimeoutMs: CHECKPOINT_BUSY_TIMEOUT_MS,
         limits: checkpoints.checkpointLimits,
         onCheckpoint: checkpoints.onCheckpoint,
       });
