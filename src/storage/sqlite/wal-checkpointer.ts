@@ -136,6 +136,12 @@ export class WalCheckpointer {
     { mode: CheckpointMode; resolve: (event: CheckpointerToMain) => void } | undefined;
   private running = false;
   private closed = false;
+  /**
+   * The WAL's size when a round last failed (a full disk, say): the next round waits until
+   * {@link CheckpointLimits.startFrames} more frames, not the next commit, so that a lasting
+   * failure is reported now and then, not at every commit.
+   */
+  private failedAtFrames: number | undefined;
 
   constructor(private readonly options: WalCheckpointerOptions) {
     this.limits = options.limits ?? DEFAULT_CHECKPOINT_LIMITS;
@@ -148,9 +154,21 @@ export class WalCheckpointer {
    */
   committed(): void {
     if (this.running || this.closed || this.options.db.inTransaction) return;
-    const [, logFrames = 0, checkpointedFrames = 0] = this.frames.get() as number[];
-    const mode = nextCheckpoint({ logFrames, checkpointedFrames }, 0, this.limits);
-    if (mode) void this.round(mode);
+    let wal: WalFrames;
+    try {
+      const [, logFrames = 0, checkpointedFrames = 0] = this.frames.get() as number[];
+      wal = { logFrames, checkpointedFrames };
+    } catch (error) {
+      // Never the commit's failure: it is done. The next commit reads the counts again.
+      this.options.onCheckpoint?.({ type: 'failed', mode: 'passive', error: String(error) });
+      return;
+    }
+    const failedAt = this.failedAtFrames;
+    if (failedAt !== undefined && wal.logFrames >= failedAt) {
+      if (wal.logFrames < failedAt + this.limits.startFrames) return;
+    }
+    const mode = nextCheckpoint(wal, 0, this.limits);
+    if (mode) void this.round(mode, wal.logFrames);
   }
 
   /** Stops the worker after the checkpoint it runs, closing its connection. */
@@ -165,20 +183,27 @@ export class WalCheckpointer {
   }
 
   /** Runs checkpoints until {@link nextCheckpoint} says the WAL needs no more for now. */
-  private async round(first: CheckpointMode): Promise<void> {
+  private async round(first: CheckpointMode, logFrames: number): Promise<void> {
     this.running = true;
+    this.failedAtFrames = logFrames; // until a checkpoint succeeds
+    let mode: CheckpointMode | undefined = first;
     try {
-      let mode: CheckpointMode | undefined = first;
       for (let passes = 0; mode; passes++) {
         const event: CheckpointerToMain =
           mode === 'restart'
             ? await this.options.alone(() => this.checkpoint('restart'))
             : await this.checkpoint('passive');
-        if (event.type === 'failed' || event.busy || mode === 'restart') return;
+        if (event.type === 'failed') return;
+        this.failedAtFrames = undefined;
+        if (event.busy || mode === 'restart') return;
         mode = nextCheckpoint(event.wal, passes + 1, this.limits);
       }
-    } catch {
-      // `alone` refused: the driver closed meanwhile. Nothing to copy for a closed driver.
+    } catch (error) {
+      // `alone` refused because the driver closed meanwhile: nothing to copy any more. Else the
+      // thread could not start (its script missing): said, and tried again at a later commit.
+      if (!this.closed && mode) {
+        this.options.onCheckpoint?.({ type: 'failed', mode, error: String(error) });
+      }
     } finally {
       this.running = false;
     }
