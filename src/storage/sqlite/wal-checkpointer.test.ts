@@ -90,6 +90,17 @@ async function commitMany(driver: SqliteDriver, count: number): Promise<void> {
   }
 }
 
+/** Opens `path` read-only in a connection of its own, checks it is whole, then runs `read`. */
+function readWhole<T>(path: string, read: (db: Database.Database) => T): T {
+  const db = new Database(path, { readonly: true });
+  try {
+    expect(db.pragma('quick_check', { simple: true })).toBe('ok');
+    return read(db);
+  } finally {
+    db.close();
+  }
+}
+
 const walBytes = (path: string): number =>
   existsSync(`${path}-wal`) ? statSync(`${path}-wal`).size : 0;
 
@@ -138,12 +149,7 @@ describe('WAL checkpoints on their own thread', { timeout: 60_000 }, () => {
       if (event.type !== 'done') throw new Error('unreachable');
       expect(event.wal.checkpointedFrames).toBeGreaterThanOrEqual(1_000);
       // Readable by another connection while the driver runs: it holds no exclusive lock on it.
-      const reader = new Database(path, { readonly: true });
-      try {
-        expect(reader.pragma('quick_check', { simple: true })).toBe('ok');
-      } finally {
-        reader.close();
-      }
+      readWhole(path, () => undefined);
     } finally {
       await driver.close();
     }
@@ -172,6 +178,29 @@ describe('WAL checkpoints on their own thread', { timeout: 60_000 }, () => {
       // The limit, plus what commits add while the passes before the RESTART run (about twice
       // the limit here, with limits this small; the margin is for a loaded machine).
       expect(largest).toBeLessThan(8 * SMALL.limitFrames * FRAME_BYTES);
+    } finally {
+      await driver.close();
+    }
+  });
+
+  it('takes a whole online backup while checkpoints run beside the commits', async () => {
+    const path = freshPath();
+    const { driver, next } = await openRecorded({ path, checkpointLimits: SMALL });
+    try {
+      await commitMany(driver, 40);
+      await next((e) => e.type === 'done', 'a checkpoint (the thread started)');
+      const copy = freshPath();
+      // Commits (and so checkpoints) go on between the backup's steps.
+      const writing = commitMany(driver, 40);
+      await (driver.backup as (path: string) => Promise<void>)(copy);
+      await writing;
+      const count = readWhole(
+        copy,
+        (db) => db.prepare('SELECT count(*) FROM accounts').pluck().get() as number,
+      );
+      // Whole transactions only: ten accounts each, none in part.
+      expect(count % 10).toBe(0);
+      expect(count).toBeGreaterThanOrEqual(400);
     } finally {
       await driver.close();
     }
