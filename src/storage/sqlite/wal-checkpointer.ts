@@ -33,7 +33,7 @@
  * as one file (same inode) across resets.
  *
  * The worker starts at the first checkpoint, not at open: most databases a test opens never need
- * one, and a thread takes a few milliseconds to start.
+ * one, and a thread takes tens of milliseconds to start (the WAL grows meanwhile, once).
  */
 import { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
