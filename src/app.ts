@@ -18,7 +18,7 @@ import type { Config } from './cli/config.js';
 import { loadSecretKey } from './cli/secret-key.js';
 import { systemClock, type Clock } from './core/clock.js';
 import { SecretBox } from './core/secret-box.js';
-import type { Logger } from './core/logger.js';
+import { silentLogger, type Logger } from './core/logger.js';
 import { AccountDirectory } from './engine/accounts.js';
 import { createHttpDispatcher, type Dispatcher } from './engine/dispatcher.js';
 import { DueSignal } from './engine/due-signal.js';
@@ -85,7 +85,8 @@ function makeDataDir(config: Config): void {
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
 }
 
-export function openDriver(config: Config): Driver {
+/** `logger` hears of SQLite checkpoints that fail (the WAL then grows until one succeeds). */
+export function openDriver(config: Config, logger: Logger = silentLogger): Driver {
   makeDataDir(config);
   if (config.databaseUrl) {
     return openPostgresDriver({
@@ -98,6 +99,11 @@ export function openDriver(config: Config): Driver {
     path: join(config.dataDir, 'ferry.db'),
     synchronous: config.sqliteSynchronous,
     maxSizeBytes: config.sqliteMaxSize,
+    onCheckpoint: (event) => {
+      if (event.type === 'failed') {
+        logger.warn({ mode: event.mode, error: event.error }, 'SQLite WAL checkpoint failed');
+      }
+    },
   });
 }
 
@@ -111,7 +117,7 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
   // Before storage opens: a missing or malformed key stops the start with a ConfigError.
   makeDataDir(config);
   const secrets = new SecretBox(loadSecretKey(config));
-  const driver = options.driver ?? openDriver(config);
+  const driver = options.driver ?? openDriver(config, logger);
   await driver.migrate();
   const metrics = new PrometheusMetrics({ accountLabel: config.metricsAccountLabel });
   // An own property of the driver's executor, so the due-time watch below wraps the timed one.

@@ -12,12 +12,11 @@
  * If the worker dies, every send it held resolves as a failed attempt (retried as usual) and the
  * next send starts a new worker.
  */
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { AttemptResult } from '../core/retry-timing.js';
 import type { DispatchRequest, Dispatcher, HttpDispatcherOptions } from './dispatcher.js';
 import type { ToMain, ToWorker, WorkerRequest } from './worker-protocol.js';
+import { workerScript } from '../worker-script.js';
 
 interface Pending {
   resolve: (attempt: AttemptResult) => void;
@@ -34,7 +33,7 @@ export interface WorkerDispatcher extends Dispatcher {
 }
 
 export function createWorkerDispatcher(options: HttpDispatcherOptions): WorkerDispatcher {
-  const script = workerScript();
+  const script = workerScript('engine/dispatch-worker.js');
   const pending = new Map<number, Pending>();
   let nextId = 1;
   let worker: Worker | undefined;
@@ -123,19 +122,4 @@ export function createWorkerDispatcher(options: HttpDispatcherOptions): WorkerDi
       await exited;
     },
   };
-}
-
-/**
- * The worker's compiled entry point. From the build (`dist/`) it sits beside this file; tests
- * run this module from `src/` through a TypeScript loader that worker threads do not have, so
- * they use the build's copy (`npm test` builds first).
- */
-function workerScript(): URL {
-  const beside = new URL('./dispatch-worker.js', import.meta.url);
-  if (!import.meta.url.endsWith('.ts')) return beside;
-  const built = new URL('../../dist/engine/dispatch-worker.js', import.meta.url);
-  if (!existsSync(fileURLToPath(built))) {
-    throw new Error(`${fileURLToPath(built)} is missing: run \`npm run build\` first`);
-  }
-  return built;
 }

@@ -18,6 +18,11 @@ import { pipeline } from 'node:stream/promises';
 import { createWriteStream } from 'node:fs';
 import Database from 'better-sqlite3';
 import { Command } from 'commander';
+import {
+  DatabaseInUseError,
+  lockDatabase,
+  type DatabaseLock,
+} from '../../storage/sqlite/database-lock.js';
 import { credentialsPath } from '../credentials-file.js';
 import { UsageError } from '../errors.js';
 import { act } from './action.js';
@@ -96,7 +101,23 @@ function backupCommand(): Command {
   );
 }
 
-/** Throws when a Ferry holds `path` (it keeps an exclusive lock on its database while it runs). */
+/**
+ * Takes the lock a running Ferry holds on its database (database-lock.ts), so that no Ferry
+ * starts on the data directory while the restore replaces its files; a UsageError when one runs.
+ */
+function lockForRestore(path: string): DatabaseLock {
+  try {
+    return lockDatabase(path, 0);
+  } catch (error) {
+    if (!(error instanceof DatabaseInUseError)) throw error;
+    throw new UsageError(`${path} is in use (is Ferry running on it? stop it first)`);
+  }
+}
+
+/**
+ * Throws when another process holds `path` itself with an exclusive lock, as a Ferry from before
+ * the lock file did.
+ */
 function assertNotInUse(path: string): void {
   const db = new Database(path, { fileMustExist: true, timeout: 0 });
   try {
@@ -125,24 +146,12 @@ function restoreCommand(): Command {
       const dir = resolve(opts.dataDir);
       const target = join(dir, DB_FILE);
       mkdirSync(dir, { recursive: true, mode: 0o700 });
-      if (existsSync(target)) {
-        if (!opts.force) throw new UsageError(`${target} exists; pass --force to replace it`);
-        assertNotInUse(target);
-      }
-      // Copied next to the target, then renamed over it, so that a failure leaves the old
-      // database whole. The old database's WAL must go with it: SQLite would apply it to the
-      // new file at the next open.
-      const partial = `${target}.restoring`;
-      rmSync(partial, { force: true });
-      const db = new Database(source, { readonly: true });
+      const lock = lockForRestore(target);
       try {
-        await db.backup(partial);
+        await restoreInto(source, target, opts.force === true);
       } finally {
-        db.close();
+        lock.release();
       }
-      chmodSync(partial, 0o600);
-      for (const suffix of ['-wal', '-shm']) rmSync(`${target}${suffix}`, { force: true });
-      renameSync(partial, target);
       const creds = credentialsPath(dir);
       if (opts.credentials !== undefined) {
         copyFileSync(resolve(opts.credentials), creds);
@@ -163,6 +172,28 @@ function restoreCommand(): Command {
       );
     },
   );
+}
+
+/** Puts the backup `source` in place of the database `target` (its lock held by the caller). */
+async function restoreInto(source: string, target: string, force: boolean): Promise<void> {
+  if (existsSync(target)) {
+    if (!force) throw new UsageError(`${target} exists; pass --force to replace it`);
+    assertNotInUse(target);
+  }
+  // Copied next to the target, then renamed over it, so that a failure leaves the old
+  // database whole. The old database's WAL must go with it: SQLite would apply it to the
+  // new file at the next open.
+  const partial = `${target}.restoring`;
+  rmSync(partial, { force: true });
+  const db = new Database(source, { readonly: true });
+  try {
+    await db.backup(partial);
+  } finally {
+    db.close();
+  }
+  chmodSync(partial, 0o600);
+  for (const suffix of ['-wal', '-shm']) rmSync(`${target}${suffix}`, { force: true });
+  renameSync(partial, target);
 }
 
 export const backupCommands = (): Command[] => [backupCommand(), restoreCommand()];

@@ -2,7 +2,7 @@
  * Leases of the SQLite driver, kept in memory.
  *
  * A lease only has to keep two claimers from delivering the same message at once, and a SQLite
- * database file belongs to one process (the driver opens it with `locking_mode=EXCLUSIVE`), so
+ * database file belongs to one process (the driver holds its lock file, see database-lock.ts), so
  * every claimer is in this process. Keeping leases here instead of in the row makes a claim a
  * pure read: no commit, no WAL pages, no fsync pressure on the publishes that must wait for one.
  * After a crash the table is empty, which is exactly an expired lease: every message is due

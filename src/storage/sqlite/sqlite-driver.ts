@@ -1,6 +1,7 @@
 /**
- * The embedded storage driver: one better-sqlite3 connection per process, WAL journal, and full
- * durability by default so that a commit (and so a publish acknowledgement) is on disk.
+ * The embedded storage driver: one better-sqlite3 connection per process for every statement
+ * (plus a checkpoint thread's, see wal-checkpointer.ts), WAL journal, and full durability by
+ * default so that a commit (and so a publish acknowledgement) is on disk.
  *
  * See `sqlite-executor.ts` for how the async contract runs on the synchronous binding, and
  * `sqlite-ops.ts` for the SQL.
@@ -13,6 +14,13 @@ import { AsyncLock } from './async-lock.js';
 import { RootScope, SqliteExecutor } from './sqlite-executor.js';
 import { WalSync } from './wal-sync.js';
 import { SqliteOps } from './sqlite-ops.js';
+import { DatabaseInUseError, isBusy, lockDatabase, type DatabaseLock } from './database-lock.js';
+import {
+  DEFAULT_CHECKPOINT_LIMITS,
+  WalCheckpointer,
+  type CheckpointEvent,
+  type CheckpointLimits,
+} from './wal-checkpointer.js';
 
 export interface SqliteDriverOptions {
   /** Database file path, or `':memory:'` for a private in-memory database (tests). The parent
@@ -37,6 +45,10 @@ export interface SqliteDriverOptions {
    * fill "the disk" without a small filesystem. Absent: no limit but the disk's.
    */
   maxSizeBytes?: number;
+  /** Called after each WAL checkpoint the checkpoint thread runs (tests, diagnostics). */
+  onCheckpoint?: (event: CheckpointEvent) => void;
+  /** When checkpoints run; the defaults suit production (tests make them smaller). */
+  checkpointLimits?: CheckpointLimits;
 }
 
 /** The connection settings in effect, read back from SQLite (for the start banner and tests). */
@@ -56,13 +68,24 @@ export interface SqliteDriver extends Driver {
 
 /**
  * How long a statement waits for another connection's write lock before failing with
- * SQLITE_BUSY. Only another process (a second `ferry` on the same file, a backup tool) can hold
- * it: this process has one connection.
+ * SQLITE_BUSY. The checkpoint thread never takes it while a statement could run (its RESTART
+ * runs with the transaction lock held), so only another process (a tool on the same file) can.
  */
 const BUSY_TIMEOUT_MS = 5_000;
 
 /** How long opening waits for another process's lock before reporting the file is in use. */
 const OPEN_BUSY_TIMEOUT_MS = 1_000;
+
+/**
+ * How long the checkpoint thread's RESTART waits for readers of the WAL: the transaction lock is
+ * held meanwhile, so every storage operation queues. Ferry's own reads (a backup's step) last
+ * milliseconds; a long read by an outside tool makes it give up instead (SQLite then reports the
+ * checkpoint busy; the next round tries again).
+ */
+const CHECKPOINT_BUSY_TIMEOUT_MS = 100;
+
+/** Bytes before each page in the WAL file. */
+const WAL_FRAME_HEADER_BYTES = 24;
 
 /** Pages a backup copies per event-loop turn: 4 MiB at the default page size, a few ms. */
 const BACKUP_PAGES_PER_STEP = 1_024;
@@ -75,7 +98,8 @@ const SYNCHRONOUS_NAMES = ['off', 'normal', 'full', 'extra'] as const;
  * Makes the database file, and the `-wal` and `-shm` files beside it, readable by their owner
  * only (0600): they hold every message and the accounts' key material. The file is created
  * 0600 before SQLite opens it, and SQLite creates `-wal`/`-shm` with the database file's mode;
- * files from an earlier version (created 0644) are tightened here.
+ * files from an earlier version (created 0644) are tightened here. (The `-lock` file is
+ * database-lock.ts's.)
  */
 function restrictDatabaseFiles(path: string): void {
   closeSync(openSync(path, 'a', 0o600));
@@ -85,35 +109,45 @@ function restrictDatabaseFiles(path: string): void {
 }
 
 export function openSqliteDriver(options: SqliteDriverOptions): SqliteDriver {
-  if (options.path !== ':memory:' && options.path !== '') restrictDatabaseFiles(options.path);
+  const onDisk = options.path !== ':memory:' && options.path !== '';
+  if (!onDisk) return new SqliteDriverImpl(openConnection(options, false), {});
+  // One process per database file (see database-lock.ts), taken before the file is touched.
+  const lock = lockDatabase(options.path, OPEN_BUSY_TIMEOUT_MS);
+  try {
+    restrictDatabaseFiles(options.path);
+    const db = openConnection(options, true);
+    // `full` on a file is NORMAL plus an asynchronous fsync of the WAL before each write is
+    // reported committed (see wal-sync.ts): FULL's guarantee without stalling the event loop.
+    const walSync =
+      options.synchronous !== 'normal' ? new WalSync(`${options.path}-wal`) : undefined;
+    return new SqliteDriverImpl(db, { lock, walSync, checkpoints: options });
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+}
+
+/** The main connection, with Ferry's settings. */
+function openConnection(options: SqliteDriverOptions, onDisk: boolean): Database.Database {
   const trace = options.trace;
   const db = new Database(options.path, trace ? { verbose: (text) => trace(String(text)) } : {});
-  let walSync: WalSync | undefined;
   try {
-    const onDisk = options.path !== ':memory:' && options.path !== '';
-    // One process per database file: leases live in that process's memory (lease-table.ts),
-    // so a second process must not deliver from the same file. EXCLUSIVE locking takes the
-    // file lock at the first access and keeps it until close.
     if (onDisk) {
       db.pragma(`busy_timeout = ${OPEN_BUSY_TIMEOUT_MS}`);
-      db.pragma('locking_mode = EXCLUSIVE');
       try {
         db.pragma('journal_mode = WAL');
       } catch (error) {
-        if ((error as { code?: string }).code?.startsWith('SQLITE_BUSY')) {
-          throw new Error(
-            `the database ${options.path} is in use by another Ferry process ` +
-              '(one process per SQLite data directory; use PostgreSQL to run several nodes)',
-            { cause: error },
-          );
-        }
+        // A Ferry from before the lock file holds the database itself with an exclusive lock.
+        if (isBusy(error)) throw new DatabaseInUseError(options.path, { cause: error });
         throw error;
       }
+      // Checkpoints run on their own thread (wal-checkpointer.ts), never inside a commit here.
+      db.pragma('wal_autocheckpoint = 0');
+      // The WAL file is cut back to this size when it starts over (wal-checkpointer.ts).
+      const limits = options.checkpointLimits ?? DEFAULT_CHECKPOINT_LIMITS;
+      const pageSize = db.pragma('page_size', { simple: true }) as number;
+      db.pragma(`journal_size_limit = ${limits.limitFrames * (pageSize + WAL_FRAME_HEADER_BYTES)}`);
     }
-    // `full` on a file is NORMAL plus an asynchronous fsync of the WAL before each write is
-    // reported committed (see wal-sync.ts): FULL's guarantee without stalling the event loop.
-    walSync =
-      onDisk && options.synchronous !== 'normal' ? new WalSync(`${options.path}-wal`) : undefined;
     db.pragma(`synchronous = ${onDisk || options.synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
     db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     // The label filter uses LIKE (see sql/filter.ts). SQLite's LIKE ignores ASCII case by
@@ -128,7 +162,15 @@ export function openSqliteDriver(options: SqliteDriverOptions): SqliteDriver {
     db.close();
     throw error;
   }
-  return new SqliteDriverImpl(db, walSync);
+  return db;
+}
+
+/** What a database file has beside its main connection (none in memory). */
+interface FileResources {
+  lock?: DatabaseLock;
+  walSync?: WalSync;
+  /** The settings of the checkpoint thread. */
+  checkpoints?: Pick<SqliteDriverOptions, 'path' | 'onCheckpoint' | 'checkpointLimits'>;
 }
 
 class SqliteDriverImpl implements SqliteDriver {
@@ -137,12 +179,26 @@ class SqliteDriverImpl implements SqliteDriver {
   private readonly root: RootScope;
   private closing: Promise<void> | undefined;
 
+  private readonly walSync: WalSync | undefined;
+
   constructor(
     private readonly db: Database.Database,
-    private readonly walSync: WalSync | undefined,
+    private readonly resources: FileResources,
   ) {
     const ops = new SqliteOps(db);
-    this.root = new RootScope(db, ops, new AsyncLock(), walSync);
+    this.walSync = resources.walSync;
+    const checkpoints = resources.checkpoints;
+    const checkpointer =
+      checkpoints &&
+      new WalCheckpointer({
+        path: checkpoints.path,
+        db,
+        alone: (fn) => this.root.exclusive(fn),
+        busyTimeoutMs: CHECKPOINT_BUSY_TIMEOUT_MS,
+        limits: checkpoints.checkpointLimits,
+        onCheckpoint: checkpoints.onCheckpoint,
+      });
+    this.root = new RootScope(db, ops, new AsyncLock(), this.walSync, checkpointer);
     this.executor = new SqliteExecutor(ops, this.root);
   }
 
@@ -190,26 +246,27 @@ class SqliteDriverImpl implements SqliteDriver {
     };
   }
 
-  /**
-   * SQLite's online backup API (better-sqlite3's `backup()`), on this process's own connection:
-   * the file is opened with EXCLUSIVE locking, so no other process can read it. The copy goes
-   * {@link BACKUP_PAGES_PER_STEP} pages per event-loop turn, so deliveries and publishes go on
-   * between steps. A step that finds a transaction open on the connection is retried at the next
-   * turn (SQLITE_BUSY), and a page this connection writes during the backup is written to the
-   * copy too (SQLite does this for writes through the backup's own source connection), so the
-   * copy is the database as it is when the last step ends: every transaction that committed
-   * before then, none in part.
-   */
   storageFull(): boolean {
     return this.root.full;
   }
 
+  /**
+   * SQLite's online backup API (better-sqlite3's `backup()`), on the main connection, the one
+   * every write goes through. The copy goes {@link BACKUP_PAGES_PER_STEP} pages per event-loop
+   * turn, so deliveries and publishes go on between steps. A step that finds a transaction open
+   * on the connection is retried at the next turn (SQLITE_BUSY), and a page this connection
+   * writes during the backup is written to the copy too (SQLite does this for writes through the
+   * backup's own source connection), so the copy is the database as it is when the last step
+   * ends: every transaction that committed before then, none in part. The checkpoint thread's
+   * copies from the WAL into the file change no page's content, so they do not restart the copy.
+   */
   async backup(path: string): Promise<void> {
     await this.db.backup(path, { progress: () => BACKUP_PAGES_PER_STEP });
   }
 
   close(): Promise<void> {
-    this.closing ??= this.root.close();
+    // The lock goes last: the next process may open the file once nothing here uses it.
+    this.closing ??= this.root.close().finally(() => this.resources.lock?.release());
     return this.closing;
   }
 }

@@ -18,6 +18,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { WalSync } from './wal-sync.js';
+import type { WalCheckpointer } from './wal-checkpointer.js';
 import { StorageNoAnswerError } from '../storage-deadline.js';
 import type {
   Account,
@@ -386,7 +387,7 @@ export class SqliteExecutor implements Executor {
 const READ_ONLY = true;
 
 /** Runs a synchronous operation, turning a throw into a rejected promise. */
-function settle<T>(op: () => T): Promise<T> {
+function settle<T>(op: () => T | Promise<T>): Promise<T> {
   try {
     return Promise.resolve(op());
   } catch (error) {
@@ -423,6 +424,8 @@ export class RootScope implements Scope {
     private readonly lock: AsyncLock,
     /** Makes commits durable before they are reported (see wal-sync.ts); absent = no wait. */
     private readonly walSync?: WalSync,
+    /** Checkpoints the WAL off the main thread (see wal-checkpointer.ts); absent in memory. */
+    private readonly checkpointer?: WalCheckpointer,
   ) {
     this.begin = db.prepare('BEGIN IMMEDIATE');
     this.commit = db.prepare('COMMIT');
@@ -431,37 +434,37 @@ export class RootScope implements Scope {
   }
 
   run<T>(op: () => T, readOnly = false): Promise<T> {
-    if (!this.walSync || readOnly) {
-      if (this.lock.idle && !this.closed) return settle(op); // the hot path
-      return this.lock.runExclusive(() => {
-        this.assertOpen();
-        return op();
-      });
-    }
-    // A write outside a transaction commits by itself: report it only once it is durable.
-    const durable = (): T | Promise<T> => {
-      const before = this.totalChanges.get() as number;
-      let result: T;
-      try {
-        result = op();
-      } catch (error) {
-        if (isFull(error)) this.lastWriteFull = true;
-        throw error;
-      }
-      if ((this.totalChanges.get() as number) === before) return result;
-      this.lastWriteFull = false;
-      return (this.walSync as WalSync).sync().then(
-        () => result,
-        (error: unknown) => {
-          throw syncFailed(error);
-        },
-      );
-    };
-    if (this.lock.idle && !this.closed) return settle(durable).then((r) => r);
+    const task = readOnly || (!this.walSync && !this.checkpointer) ? op : () => this.write(op);
+    if (this.lock.idle && !this.closed) return settle(task); // the hot path
     return this.lock.runExclusive(() => {
       this.assertOpen();
-      return durable();
+      return task();
     });
+  }
+
+  /**
+   * A write outside a transaction commits by itself: it is reported only once durable, and the
+   * checkpointer hears of it.
+   */
+  private write<T>(op: () => T): T | Promise<T> {
+    const before = this.totalChanges.get() as number;
+    let result: T;
+    try {
+      result = op();
+    } catch (error) {
+      if (isFull(error)) this.lastWriteFull = true;
+      throw error;
+    }
+    if ((this.totalChanges.get() as number) === before) return result;
+    this.lastWriteFull = false;
+    this.checkpointer?.committed();
+    if (!this.walSync) return result;
+    return this.walSync.sync().then(
+      () => result,
+      (error: unknown) => {
+        throw syncFailed(error);
+      },
+    );
   }
 
   async transaction<T>(fn: (tx: Executor) => Promise<T>, options?: TransactionOptions): Promise<T> {
@@ -477,6 +480,7 @@ export class RootScope implements Scope {
         result = await fn(tx.executor);
         this.commit.run();
         this.lastWriteFull = false;
+        this.checkpointer?.committed();
         this.ops.leases.commit();
         options?.onCommit?.();
       } catch (error) {
@@ -515,8 +519,11 @@ export class RootScope implements Scope {
     return this.lastWriteFull;
   }
 
-  /** Runs `fn` alone on the connection (migrations); nothing else runs meanwhile. */
-  exclusive<T>(fn: () => T): Promise<T> {
+  /**
+   * Runs `fn` alone on the connection (migrations, a RESTART checkpoint); nothing else runs
+   * meanwhile, until the promise it returns settles.
+   */
+  exclusive<T>(fn: () => T | Promise<T>): Promise<T> {
     return this.lock.runExclusive(() => {
       this.assertOpen();
       return fn();
@@ -529,6 +536,9 @@ export class RootScope implements Scope {
       if (this.closed) return;
       this.closed = true;
       await this.walSync?.close(); // answers owed to writes that await their fsync come first
+      // The checkpoint thread's connection closes first, so that this one is the last: SQLite
+      // then checkpoints the whole WAL and removes it, leaving one self-contained file.
+      await this.checkpointer?.close();
       this.db.close();
     });
   }

@@ -49,7 +49,10 @@ export class WalSync {
   private start(): Promise<void> {
     const run = new Promise<void>((resolve, reject) => {
       // The WAL file exists from the first commit on and keeps its inode while the connection
-      // is open (SQLite rewinds it after a checkpoint instead of replacing it).
+      // is open: SQLite rewinds it after a checkpoint (on the checkpoint thread's connection too)
+      // and cuts it to journal_size_limit in place, never replacing it. A checkpoint fsyncs
+      // what it copies before a writer may overwrite those frames, so a rewind loses nothing
+      // that this fsync was to cover.
       this.fd ??= openSync(this.walPath, 'r+');
       fdatasync(this.fd, (error) => (error ? reject(error) : resolve()));
     });
