@@ -1,8 +1,8 @@
 /**
  * `POST /v2/admin/backup` → the SQLite database file (`ferry backup`). Administrators only: the
- * copy holds every account's messages. The server makes the copy because it alone can read its
- * database (EXCLUSIVE locking, see sqlite-driver.ts), with SQLite's online backup API, so
- * deliveries go on meanwhile.
+ * copy holds every account's messages. The server makes the copy, with SQLite's online backup
+ * API on its own connection, so that the copy is consistent while deliveries go on (a file copy
+ * taken from outside could catch the database between a commit and its checkpoint).
  */
 import { createReadStream } from 'node:fs';
 import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
