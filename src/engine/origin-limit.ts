@@ -15,7 +15,7 @@
  *
  * Between the two, an origin at its cap whose oldest attempt has run `congestedMs` or longer
  * is *congested*: its attempts are slow, so a message waiting here for one of its slots would
- * hold an engine slot for a long while. Its waiters go back to storage, due as before
+ * hold an engine slot for a long while. Its waiters go back to storage, due again at once
  * (`'returned'`), and the engine's claims take at most its free slots' worth of its messages
  * (`rooms`), passing over the rest, so the other destinations' messages behind its backlog are
  * claimed. A fast destination at its cap is not congested: its waiting messages start within
@@ -79,7 +79,7 @@ export const TICK_MS = 100;
 /**
  * A slot of an origin (pass it to `release`), or why none was taken: `'aborted'`, `'deferred'`
  * (the origin stalled: hold the message back), `'returned'` (the origin is congested: put the
- * message back, due as it was).
+ * message back, due again at once).
  */
 export type OriginSlot = number | 'aborted' | 'deferred' | 'returned';
 

@@ -179,7 +179,9 @@ type LimitedClaimRow = MessageRow & { at_limit: string[] | null };
  * `limit` + ORIGIN_SKIP_SCAN rows in all), and of each limited origin its `room` earliest rows;
  * the `limit` earliest candidates go on to the account limit. Each part is a scan of the due
  * index that stops as soon as it has its rows: the filters are plain expressions on the scanned
- * rows (an anti-join would read every due row first). A row's origin is its scheme, `//` and
+ * rows (an anti-join would read every due row first), and the two parts repeat the bounded read
+ * of the due rows instead of sharing a CTE (PostgreSQL would materialize a CTE read twice, all
+ * `limit` + ORIGIN_SKIP_SCAN rows of it). A row's origin is its scheme, `//` and
  * `url_host`, as `new URL(url).origin` spells it. Without an account limit the advisory lock is
  * not taken: SKIP LOCKED alone keeps two nodes off the same row.
  */

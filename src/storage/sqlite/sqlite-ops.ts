@@ -324,10 +324,11 @@ export class SqliteOps {
       now,
       limit + this.leases.size,
     ) as { id: string }[];
+    const select = this.stmt(CLAIM_ROW).raw(true);
     const claimed: ClaimedMessage[] = [];
     for (const { id } of due) {
       if (claimed.length === limit) break;
-      const message = this.claimRow(id, now, leaseUntil);
+      const message = this.claimRow(select, id, now, leaseUntil);
       if (message) claimed.push(message);
     }
     return claimed;
@@ -341,6 +342,7 @@ export class SqliteOps {
     const { now, limit, leaseUntil, originRooms = [] } = p;
     if (originRooms.length === 0) return this.messageClaimDue(p);
     const room = new Map(originRooms.map((r) => [r.origin, r.room]));
+    const select = this.stmt(CLAIM_ROW).raw(true);
     const claimed: ClaimedMessage[] = [];
     const chunk = this.stmt(
       'SELECT due_at, rowid, id, url FROM messages WHERE due_at <= ? AND (due_at, rowid) > (?, ?) ' +
@@ -359,7 +361,7 @@ export class SqliteOps {
           passed += 1;
           continue;
         }
-        const message = this.claimRow(id, now, leaseUntil);
+        const message = this.claimRow(select, id, now, leaseUntil);
         if (!message) continue;
         claimed.push(message);
         if (left !== undefined) room.set(origin, left - 1);
@@ -372,9 +374,14 @@ export class SqliteOps {
     return claimed;
   }
   /** Leases the due row `id` unless it is leased already; undefined when it is (or is gone). */
-  private claimRow(id: string, now: number, leaseUntil: number): ClaimedMessage | undefined {
+  private claimRow(
+    select: Statement,
+    id: string,
+    now: number,
+    leaseUntil: number,
+  ): ClaimedMessage | undefined {
     if (this.leases.isLeased(id, now)) return undefined;
-    const row = this.stmt(CLAIM_ROW).raw(true).get(id) as unknown[] | undefined;
+    const row = select.get(id) as unknown[] | undefined;
     if (!row) return undefined;
     const bodyId = row[CLAIM_BODY_ID];
     if (typeof bodyId === 'string') {
