@@ -19,7 +19,9 @@ const MiB = 1024 * 1024;
  * Longest wait for /health while lists are read: the goal (100 ms, docs/security.md) times the
  * machine's load per core, since on a loaded machine every answer also waits for a CPU.
  */
-const HEALTH_BOUND_MS = 100 * Math.max(1, (loadavg()[0] ?? 0) / cpus().length);
+function healthBoundMs(): number {
+  return 100 * Math.max(1, (loadavg()[0] ?? 0) / cpus().length);
+}
 
 describe.each(STORAGES)('on %s', (storage) => {
   let t: TestFerry;
@@ -155,6 +157,10 @@ describe.each(STORAGES)('on %s', (storage) => {
       await poller;
     }
     expect(waits.length).toBeGreaterThan(4);
-    expect(Math.max(...waits)).toBeLessThan(HEALTH_BOUND_MS);
+    // One slow answer is the machine's (idle, /health alone takes up to 24-200 ms here now and
+    // then: docs/security.md); a page served in one turn would stall /health once per page, and
+    // there are at least four pages.
+    const [, secondLongest = 0] = waits.sort((a, b) => b - a);
+    expect(secondLongest).toBeLessThan(healthBoundMs());
   });
 });
