@@ -314,8 +314,9 @@ export class Engine {
     // ready this is one read of an empty index range.
     // The claim leaves the messages of accounts at max_global_parallelism due (on PostgreSQL,
     // counting every node's deliveries; its lock ends with this transaction, right after).
-    // Congested origins (slow destinations at their cap) get only their free slots' worth.
-    const originRooms = this.origins.rooms(now);
+    // Congested origins (slow destinations at their cap) get only their free slots' worth, and
+    // stalled or paced ones a few messages, enough to spread their backlogs (holdStalled).
+    const originRooms = this.origins.rooms(now, SPREAD_MIN);
     const {
       claimed: all,
       atLimit,

@@ -11,6 +11,8 @@ import { OriginLimit, type OriginSlot } from './origin-limit.js';
 const URL_A = 'http://a.example:8080/x';
 const ORIGIN_A = 'http://a.example:8080';
 const CAP = 8;
+/** What a claim takes of a stalled or paced origin's messages. */
+const BACKLOG_ROOM = 10;
 
 describe('OriginLimit', () => {
   let clock: ManualClock;
@@ -56,7 +58,7 @@ describe('OriginLimit', () => {
     await advance(50);
     limit.release(URL_A, slots[0]!);
     expect(typeof (await waiting)).toBe('number');
-    expect(limit.rooms(clock.now())).toEqual([]);
+    expect(limit.rooms(clock.now(), BACKLOG_ROOM)).toEqual([]);
   });
 
   it('sends the waiters of a slow origin back once its oldest attempt has run congestedMs', async () => {
@@ -65,29 +67,31 @@ describe('OriginLimit', () => {
     for (let i = 0; i < 3; i++) void limit.acquire(URL_A).then((s) => results.push(s));
     await advance(99);
     expect(results).toEqual([]);
-    expect(limit.rooms(clock.now())).toEqual([]);
+    expect(limit.rooms(clock.now(), BACKLOG_ROOM)).toEqual([]);
     await advance(1);
     expect(results).toEqual(['returned', 'returned', 'returned']);
     // Claims now take its free slots' worth: none while it is at its cap.
-    expect(limit.rooms(clock.now())).toEqual([{ origin: ORIGIN_A, room: 0 }]);
+    expect(limit.rooms(clock.now(), BACKLOG_ROOM)).toEqual([{ origin: ORIGIN_A, room: 0 }]);
     expect(limit.stalled(URL_A, clock.now())).toBe(false);
 
     // One attempt ends: a slot is free (the engine is told once a batch of slots, a `cap / 8`,
     // is free).
     limit.release(URL_A, slots[0]!);
-    expect(limit.rooms(clock.now())).toEqual([{ origin: ORIGIN_A, room: 1 }]);
+    expect(limit.rooms(clock.now(), BACKLOG_ROOM)).toEqual([{ origin: ORIGIN_A, room: 1 }]);
     expect(changes).toEqual([ORIGIN_A]);
   });
 
-  it('reports a congested origin once it stalls, and leaves it out of the rooms then', async () => {
+  it('reports a congested origin once it stalls; claims then take a backlog room of it', async () => {
     await fill();
     void limit.acquire(URL_A);
     await advance(100); // congested
     expect(changes).toEqual([]);
-    await advance(900); // stalled: its messages are claimed and held back by the engine
+    await advance(900); // stalled: its messages are claimed a few at a time and held back
     expect(changes).toEqual([ORIGIN_A]);
     expect(limit.stalled(URL_A, clock.now())).toBe(true);
-    expect(limit.rooms(clock.now())).toEqual([]);
+    expect(limit.rooms(clock.now(), BACKLOG_ROOM)).toEqual([
+      { origin: ORIGIN_A, room: BACKLOG_ROOM },
+    ]);
     await advance(5_000);
     expect(changes).toEqual([ORIGIN_A]); // once per stall
   });
@@ -96,21 +100,21 @@ describe('OriginLimit', () => {
     const slots = await fill();
     void limit.acquire(URL_A);
     await advance(100);
-    expect(limit.rooms(clock.now())).toHaveLength(1);
+    expect(limit.rooms(clock.now(), BACKLOG_ROOM)).toHaveLength(1);
     // The slow attempts end; new ones start and are still young.
     for (const slot of slots.slice(0, CAP - 1)) limit.release(URL_A, slot);
     await advance(50);
     limit.release(URL_A, slots[CAP - 1]!);
     expect(changes).toContain(ORIGIN_A);
     await limit.acquire(URL_A);
-    expect(limit.rooms(clock.now())).toEqual([]);
+    expect(limit.rooms(clock.now(), BACKLOG_ROOM)).toEqual([]);
   });
 
   it('sends back the waiters of an origin congested again, not at the stall time it watched for', async () => {
     const old = await fill();
     void limit.acquire(URL_A);
     await advance(100); // congested; a claim's rooms() watches for its stall, at 1,000 ms
-    expect(limit.rooms(clock.now())).toEqual([{ origin: ORIGIN_A, room: 0 }]);
+    expect(limit.rooms(clock.now(), BACKLOG_ROOM)).toEqual([{ origin: ORIGIN_A, room: 0 }]);
     await advance(50);
     // Its attempts end and new ones start: they are young, so it is not congested any more, and
     // a claim takes more of its messages than its free slots.
@@ -119,12 +123,32 @@ describe('OriginLimit', () => {
       await limit.acquire(URL_A);
     }
     await advance(10);
-    expect(limit.rooms(clock.now())).toEqual([]);
+    expect(limit.rooms(clock.now(), BACKLOG_ROOM)).toEqual([]);
     const results: OriginSlot[] = [];
     void limit.acquire(URL_A).then((s) => results.push(s));
     await advance(89);
     expect(results).toEqual([]);
     await advance(1); // the new oldest attempt has run 100 ms
     expect(results).toEqual(['returned']);
+  });
+
+  it('gives a paced origin a backlog room until one of its attempts succeeds', () => {
+    const now = clock.now();
+    for (let i = 0; i < 9; i++) expect(limit.recordAttempt(URL_A, true, now)).toBe(false);
+    expect(limit.rooms(now, BACKLOG_ROOM)).toEqual([]);
+    expect(limit.recordAttempt(URL_A, true, now)).toBe(true); // the 10th failure in a row
+    expect(limit.rooms(now, BACKLOG_ROOM)).toEqual([{ origin: ORIGIN_A, room: BACKLOG_ROOM }]);
+    limit.recordAttempt(URL_A, false, now);
+    expect(limit.rooms(now, BACKLOG_ROOM)).toEqual([]);
+  });
+
+  it('gives a paced, congested origin the smaller of its free slots and the backlog room', async () => {
+    const slots = await fill();
+    void limit.acquire(URL_A);
+    await advance(100); // congested, no free slot
+    for (let i = 0; i < 10; i++) limit.recordAttempt(URL_A, true, clock.now());
+    expect(limit.rooms(clock.now(), BACKLOG_ROOM)).toEqual([{ origin: ORIGIN_A, room: 0 }]);
+    limit.release(URL_A, slots[0]!);
+    expect(limit.rooms(clock.now(), BACKLOG_ROOM)).toEqual([{ origin: ORIGIN_A, room: 1 }]);
   });
 });

@@ -218,18 +218,30 @@ export class OriginLimit {
   }
 
   /**
-   * The congested origins and how many of their messages a claim may take now (their free
-   * slots). A stalled origin is left out: its messages are claimed and held back (`stalled`).
+   * The origins a claim may take only some of the due messages of, and how many: a congested
+   * origin its free slots' worth; a stalled or paced one `backlogRoom` (its messages are claimed
+   * only to be handed back into its schedule, and a few are enough for the engine to see its
+   * backlog and spread it, while the claim reaches other destinations' messages behind it).
    */
-  rooms(now: number): { origin: string; room: number }[] {
-    const rooms: { origin: string; room: number }[] = [];
+  rooms(now: number, backlogRoom: number): { origin: string; room: number }[] {
+    const rooms = new Map<string, number>();
     for (const [key, origin] of this.origins) {
+      if (this.isStalled(origin, now)) {
+        rooms.set(key, backlogRoom);
+        continue;
+      }
       const room = this.roomIfCongested(origin, now);
-      if (room === undefined || this.isStalled(origin, now)) continue;
-      rooms.push({ origin: key, room });
+      if (room === undefined) continue;
+      rooms.set(key, room);
       this.watch(key, origin); // to report its stall, should it come
     }
-    return rooms;
+    if (this.pacing()) {
+      for (const [key, pace] of this.paces) {
+        if (pace.failures < this.options.failureStreak) continue;
+        rooms.set(key, Math.min(rooms.get(key) ?? backlogRoom, backlogRoom));
+      }
+    }
+    return [...rooms].map(([origin, room]) => ({ origin, room }));
   }
 
   /**
