@@ -184,6 +184,7 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
     // concurrent keyed batches would queue on each other: one at a time, they batch instead.
     // SQLite has one writer and overlaps commits with fsyncs (see group-commit.ts).
     gatedMaxInFlight: driver.name === 'postgres' ? 1 : undefined,
+    schedule: (now) => engine.publishSchedule(now),
   });
   const scheduler = new Scheduler({
     executor,

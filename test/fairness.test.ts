@@ -193,4 +193,33 @@ describe.each(STORAGES)('fairness between destinations (%s)', (storage) => {
     // answer costs milliseconds; the slack is for a loaded machine).
     expect(drainMs).toBeLessThan(ideal * 1.5 + 1_000);
   });
+
+  // A message published to a destination that is paced (its last 10 attempts failed) goes into
+  // storage at its place in the destination's schedule. Before, it was stored due at once, so
+  // the next claim took it only to hand it back into the schedule (an ACTIVE event and a
+  // release), and until then every claim read past it and the rest of that destination's
+  // newly published messages.
+  it("stores a message to a paced destination at its place in the destination's schedule", async () => {
+    t = await startFerry({ storage });
+    const refusedUrl = `${await refusingUrl()}/r`;
+    await batch(refusedUrl, 200); // 180 of them beyond the pace's start: about 3.6 s of schedule
+    const deadline = Date.now() + 10_000;
+    while ((await retries(refusedUrl)) < 10) {
+      if (Date.now() > deadline) throw new Error('the refused destination was not attempted');
+      await new Promise((resolve) => setTimeout(resolve, 50)); // polling the recorded events
+    }
+    const publishedAt = Date.now();
+    const [id] = await batch(refusedUrl, 1);
+    const stored = await t.ferry.driver.executor.messageGet({
+      accountId: t.account.id,
+      id: id ?? '',
+    });
+    // Behind the schedule's first second, and not leased (a claim would make it due at the end
+    // of its 30 s lease).
+    expect(stored?.dueAt).toBeGreaterThan(publishedAt + 1_000);
+    expect(stored?.dueAt).toBeLessThan(publishedAt + 20_000);
+    const res = await t.api(`/v2/events?messageId=${id ?? ''}`);
+    const { events } = (await res.json()) as { events: { state: string }[] };
+    expect(events.map((e) => e.state)).toEqual(['CREATED']);
+  });
 });

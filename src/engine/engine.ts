@@ -183,6 +183,14 @@ export class Engine {
     this.schedule(0);
   }
 
+  /**
+   * Due times for messages published now to destinations this engine holds back (stalled or
+   * paced): undefined when there are none. See OriginLimit.publishSchedule.
+   */
+  publishSchedule(now: number): ((url: string) => number | undefined) | undefined {
+    return this.running ? this.origins.publishSchedule(now) : undefined;
+  }
+
   /** Something may have become due (a publish committed): claim now instead of at the timer. */
   wake(): void {
     if (!this.running) return;

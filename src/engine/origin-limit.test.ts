@@ -151,4 +151,28 @@ describe('OriginLimit', () => {
     limit.release(URL_A, slots[0]!);
     expect(limit.rooms(clock.now(), BACKLOG_ROOM)).toEqual([{ origin: ORIGIN_A, room: 1 }]);
   });
+
+  it('schedules messages published to a paced or stalled origin, and no other', async () => {
+    expect(limit.publishSchedule(clock.now())).toBeUndefined(); // nothing held back
+    for (let i = 0; i < 10; i++) limit.recordAttempt(URL_A, true, clock.now());
+    const now = clock.now();
+    const schedule = limit.publishSchedule(now);
+    expect(schedule?.('http://b.example/y')).toBeUndefined();
+    // One step (1/50 s) apart, in whole 100 ms ticks, after the ones already handed out.
+    const times = Array.from({ length: 10 }, () => schedule?.(URL_A) ?? NaN);
+    expect(times[0]).toBeGreaterThan(now);
+    expect(times[9]! - times[0]!).toBeGreaterThanOrEqual(100);
+    for (const [i, at] of times.entries()) {
+      expect(at % 100).toBe(0);
+      if (i > 0) expect(at).toBeGreaterThanOrEqual(times[i - 1]!);
+    }
+
+    limit.recordAttempt(URL_A, false, now); // paced no more
+    const URL_C = 'http://c.example/z';
+    for (let i = 0; i < CAP; i++) await limit.acquire(URL_C);
+    await advance(1_000); // c.example stalls: its messages come after its hold (1 to 1.5 s)
+    const later = limit.publishSchedule(clock.now())?.(URL_C) ?? NaN;
+    expect(later).toBeGreaterThanOrEqual(clock.now() + 1_000);
+    expect(later).toBeLessThanOrEqual(clock.now() + 1_600);
+  });
 });

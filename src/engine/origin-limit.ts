@@ -156,7 +156,7 @@ export class OriginLimit {
   /** True when the origin is paced (its last attempts all failed). */
   paced(url: string): boolean {
     const pace = this.paces.get(originOf(url));
-    return pace !== undefined && pace.failures >= this.options.failureStreak;
+    return pace !== undefined && this.isPaced(pace);
   }
 
   /** True when an attempt to the origin may start now (always, unless it is paced). */
@@ -179,6 +179,37 @@ export class OriginLimit {
     const at = Math.max(pace.scheduleEnd, notBefore);
     pace.scheduleEnd = at + this.stepMs;
     return Math.ceil(at / TICK_MS) * TICK_MS;
+  }
+
+  /**
+   * For messages published now (see Publisher): undefined while no origin is stalled or paced,
+   * else a function giving a message to such an origin its due time in the origin's schedule,
+   * as a spread would (undefined for the other origins). Such a message is then never claimed
+   * only to be handed back, nor read past by every claim until a spread moves it.
+   */
+  publishSchedule(now: number): ((url: string) => number | undefined) | undefined {
+    if (!this.holdsAny(now)) return undefined;
+    return (url) => {
+      const key = originOf(url);
+      if (this.isStalled(this.origins.get(key), now)) {
+        return this.takeSlot(url, now, this.heldUntil(url, now));
+      }
+      const pace = this.paces.get(key);
+      return this.pacing() && pace && this.isPaced(pace) ? this.takeSlot(url, now) : undefined;
+    };
+  }
+
+  /** True when some origin is stalled, or paced. */
+  private holdsAny(now: number): boolean {
+    if (this.pacing()) {
+      for (const pace of this.paces.values()) if (this.isPaced(pace)) return true;
+    }
+    for (const origin of this.origins.values()) if (this.isStalled(origin, now)) return true;
+    return false;
+  }
+
+  private isPaced(pace: Pace): boolean {
+    return pace.failures >= this.options.failureStreak;
   }
 
   /** A spread of the origin's due messages ended at `last` (see takeSlot). */
@@ -237,7 +268,7 @@ export class OriginLimit {
     }
     if (this.pacing()) {
       for (const [key, pace] of this.paces) {
-        if (pace.failures < this.options.failureStreak) continue;
+        if (!this.isPaced(pace)) continue;
         rooms.set(key, Math.min(rooms.get(key) ?? backlogRoom, backlogRoom));
       }
     }

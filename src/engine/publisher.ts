@@ -54,6 +54,11 @@ export interface PublisherOptions {
    * queued on those locks; with 1 they form one larger batch instead.
    */
   gatedMaxInFlight?: number;
+  /**
+   * Due times for messages to destinations the engine holds back (Engine.publishSchedule): such
+   * a message due now is stored at its place in the destination's schedule instead.
+   */
+  schedule?: (now: number) => ((url: string) => number | undefined) | undefined;
 }
 
 /**
@@ -124,9 +129,21 @@ export class Publisher {
     await Promise.all([this.group.drain(), this.gated === this.group || this.gated.drain()]);
   }
 
+  /** The message, or a copy due at its place in its destination's schedule (see `schedule`). */
+  private scheduled(
+    message: Message,
+    now: number,
+    schedule: ((url: string) => number | undefined) | undefined,
+  ): Message {
+    if (!schedule || message.dueAt > now || gateOf(message) !== undefined) return message;
+    const dueAt = schedule(message.url);
+    return dueAt === undefined ? message : { ...message, dueAt };
+  }
+
   private async commit(batch: PublishItem[][]): Promise<PublishResult[][]> {
     const now = this.options.clock.now();
     let stored: Message[] = [];
+    const schedule = this.options.schedule?.(now);
     const results = await this.options.executor.transaction(
       async (tx) => {
         const messages: Message[] = [];
@@ -158,8 +175,9 @@ export class Publisher {
             if (workflow?.kind === 'start' || workflow?.kind === 'append') {
               await tx.workflowStepAppend({ step: historyEntry(message) });
             }
-            messages.push(message);
-            events.push(eventOf(message, 'CREATED', message.createdAt));
+            const toStore = this.scheduled(message, now, schedule);
+            messages.push(toStore);
+            events.push(eventOf(toStore, 'CREATED', toStore.createdAt));
             results.push({ messageId: message.id, deduplicated: false });
           }
           perRequest.push(results);
