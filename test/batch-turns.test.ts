@@ -69,7 +69,7 @@ describe.each(STORAGES)('a batch of %i entries (%s)', (storage) => {
       );
     }
     // The shortest of three rounds: a round's longest turn may also hold a garbage collection or
-    // a storage commit; the validation's turn is in every round. Quiet, the shortest is 10-15 ms
+    // a storage commit; the validation's turn is in every round. Quiet, the shortest is 10-11 ms
     // (25-49 ms with the whole batch validated in one turn); on a loaded machine every turn also
     // waits for a CPU, hence the bound times the load per core.
     expect(Math.min(...turns)).toBeLessThan(25 * Math.max(1, (loadavg()[0] ?? 0) / cpus().length));
