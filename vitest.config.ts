@@ -15,6 +15,7 @@ const ALONE = [
   'test/shared-bodies.test.ts',
   'test/durability.test.ts',
   'test/list-bounds.test.ts',
+  'test/batch-turns.test.ts',
 ];
 
 export default defineConfig({
