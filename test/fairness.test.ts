@@ -202,7 +202,9 @@ describe.each(STORAGES)('fairness between destinations (%s)', (storage) => {
   it("stores a message to a paced destination at its place in the destination's schedule", async () => {
     t = await startFerry({ storage });
     const refusedUrl = `${await refusingUrl()}/r`;
-    await batch(refusedUrl, 200); // 180 of them beyond the pace's start: about 3.6 s of schedule
+    // 480 of them beyond the pace's start: about 9.6 s of schedule, so the message published
+    // below lands well past its first second however long the wait for the pacing takes.
+    await batch(refusedUrl, 500);
     const deadline = Date.now() + 10_000;
     while ((await retries(refusedUrl)) < 10) {
       if (Date.now() > deadline) throw new Error('the refused destination was not attempted');
