@@ -256,4 +256,33 @@ describe('one process per database file', { timeout: 60_000 }, () => {
       await driver.close();
     }
   });
+
+  it('keeps the file locked while the process lives, even once nothing refers to the driver', async () => {
+    const path = freshPath();
+    const driverUrl = new URL('../../../dist/storage/sqlite/sqlite-driver.js', import.meta.url);
+    // The driver is dropped and collected: only closing it, or the process ending, may unlock.
+    const script = `
+      const { openSqliteDriver } = await import(${JSON.stringify(driverUrl.href)});
+      await (async () => {
+        const driver = openSqliteDriver({ path: ${JSON.stringify(path)} });
+        await driver.migrate();
+      })();
+      for (let i = 0; i < 5; i++) {
+        globalThis.gc();
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      process.stdout.write('ready\\n');
+      setInterval(() => {}, 1 << 30);`;
+    const child = spawn(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    try {
+      const [chunk] = (await once(child.stdout, 'data')) as [Buffer];
+      expect(chunk.toString()).toContain('ready');
+      expect(() => openSqliteDriver({ path })).toThrow(/in use by another Ferry process/);
+    } finally {
+      child.kill('SIGKILL');
+      await once(child, 'exit');
+    }
+  });
 });
