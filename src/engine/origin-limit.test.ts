@@ -168,6 +168,7 @@ describe('OriginLimit', () => {
     }
 
     limit.recordAttempt(URL_A, false, now); // paced no more
+    expect(limit.publishSchedule(now)).toBeUndefined();
     const URL_C = 'http://c.example/z';
     for (let i = 0; i < CAP; i++) await limit.acquire(URL_C);
     await advance(1_000); // c.example stalls: its messages come after its hold (1 to 1.5 s)

@@ -101,6 +101,8 @@ interface Origin {
 export class OriginLimit {
   private readonly origins = new Map<string, Origin>();
   private readonly paces = new Map<string, Pace>();
+  /** Origins in `paces` that are paced: `publishSchedule` asks on every publish commit. */
+  private pacedCount = 0;
   private nextSlot = 1;
 
   constructor(private readonly options: OriginLimitOptions) {}
@@ -142,6 +144,7 @@ export class OriginLimit {
     const key = originOf(url);
     if (!failed) {
       const pace = this.paces.get(key);
+      if (pace && this.isPaced(pace)) this.pacedCount -= 1;
       if (pace && pace.scheduleEnd <= now) this.paces.delete(key);
       else if (pace) pace.failures = 0;
       return false;
@@ -149,6 +152,7 @@ export class OriginLimit {
     const pace = this.paceOf(key, now);
     pace.failures += 1;
     if (pace.failures !== this.options.failureStreak) return false;
+    this.pacedCount += 1;
     pace.tat = now;
     return true;
   }
@@ -199,11 +203,12 @@ export class OriginLimit {
     };
   }
 
-  /** True when some origin is stalled, or paced. */
+  /**
+   * True when some origin is paced or stalled. A count for the paced (up to 10,000 origins with
+   * failures are remembered); the stalled are among the origins with attempts running.
+   */
   private holdsAny(now: number): boolean {
-    if (this.pacing()) {
-      for (const pace of this.paces.values()) if (this.isPaced(pace)) return true;
-    }
+    if (this.pacing() && this.pacedCount > 0) return true;
     for (const origin of this.origins.values()) if (this.isStalled(origin, now)) return true;
     return false;
   }
