@@ -14,11 +14,8 @@ import { createServer as createTcpServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { startFerryInProcess } from './measure-helpers.mjs';
 
-const { createFerry } = await import('../dist/app.js');
-const { loadConfig } = await import('../dist/cli/config.js');
-const { createAccount } = await import('../dist/cli/credentials.js');
-const { silentLogger } = await import('../dist/core/logger.js');
 const { openPostgresDriver } = await import('../dist/storage/postgres/postgres-driver.js');
 
 const argv = process.argv.slice(2);
@@ -52,18 +49,11 @@ async function refusingUrl() {
 }
 
 const dataDir = mkdtempSync(join(tmpdir(), 'ferry-fairness-'));
-const config = loadConfig(['--port', '0', '--data-dir', dataDir, '--log-level', 'silent'], {});
 const schema = `ferry_fairness_${randomBytes(4).toString('hex')}`;
 const driver = postgres
   ? openPostgresDriver({ url: process.env.TEST_DATABASE_URL, schema })
   : undefined;
-const ferry = await createFerry({ config, logger: silentLogger, driver });
-await ferry.start();
-const { token } = await createAccount({
-  executor: ferry.driver.executor,
-  plan: 'paid',
-  now: Date.now(),
-});
+const { ferry, token } = await startFerryInProcess({ root: '..', dataDir, driver });
 const api = (path, init = {}) =>
   fetch(`${ferry.url}${path}`, { ...init, headers: { authorization: `Bearer ${token}` } });
 

@@ -157,3 +157,27 @@ if (!isMainThread && workerData?.base) {
   }
   parentPort.postMessage(samples);
 }
+
+/**
+ * Starts a Ferry in this process (the build in `root`/dist) with a fresh account of the paid
+ * plan; `driver` replaces the storage the config names. Resolves with the Ferry and the token.
+ */
+export async function startFerryInProcess({ root, dataDir, args = [], driver }) {
+  const { createFerry } = await import(`${root}/dist/app.js`);
+  const { loadConfig } = await import(`${root}/dist/cli/config.js`);
+  const { createAccount } = await import(`${root}/dist/cli/credentials.js`);
+  const { silentLogger } = await import(`${root}/dist/core/logger.js`);
+  const config = loadConfig(
+    ['--port', '0', '--data-dir', dataDir, '--log-level', 'silent', ...args],
+    {},
+  );
+  const ferry = await createFerry({ config, logger: silentLogger, driver });
+  await ferry.start();
+  const { token } = await createAccount({
+    executor: ferry.driver.executor,
+    plan: 'paid',
+    now: Date.now(),
+    secrets: ferry.secrets,
+  });
+  return { ferry, token };
+}

@@ -185,6 +185,7 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
     // SQLite has one writer and overlaps commits with fsyncs (see group-commit.ts).
     gatedMaxInFlight: driver.name === 'postgres' ? 1 : undefined,
     schedule: (now) => engine.publishSchedule(now),
+    oneStatement: driver.name === 'postgres',
   });
   const scheduler = new Scheduler({
     executor,

@@ -12,6 +12,7 @@ import type { Message } from '../core/types.js';
 import type {
   Executor,
   MessageInsertManyParams,
+  MessagePublishManyParams,
   MessageReleaseManyParams,
   MessageRetryManyParams,
   TransactionOptions,
@@ -29,6 +30,7 @@ export type DueListener = (dueAt: number) => void;
  */
 const DUE_OF: { [K in keyof Executor]?: (params: never, result: never) => number | undefined } = {
   messageInsertMany: (p: MessageInsertManyParams) => earliest(p.messages.map((m) => m.dueAt)),
+  messagePublishMany: (p: MessagePublishManyParams) => earliest(p.messages.map((m) => m.dueAt)),
   messageRetryManyLeased: (p: MessageRetryManyParams, applied: string[]) =>
     applied.length > 0 ? earliest(p.retries.map((r) => r.dueAt)) : undefined,
   messageReleaseMany: (p: MessageReleaseManyParams, applied: string[]) =>

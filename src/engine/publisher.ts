@@ -59,6 +59,14 @@ export interface PublisherOptions {
    * a message due now is stored at its place in the destination's schedule instead.
    */
   schedule?: (now: number) => ((url: string) => number | undefined) | undefined;
+  /**
+   * Writes a commit of plain publishes (no deduplication, no workflow, at most
+   * {@link MAX_STEP_ROWS} messages) with one `messagePublishMany` outside a transaction: on
+   * PostgreSQL one statement instead of BEGIN, two inserts and COMMIT (app.ts). SQLite keeps the
+   * transaction, whose commit wakes the engine before the WAL's fsync; a write outside one is
+   * reported only once durable.
+   */
+  oneStatement?: boolean;
 }
 
 /**
@@ -144,77 +152,84 @@ export class Publisher {
     const now = this.options.clock.now();
     let stored: Message[] = [];
     const schedule = this.options.schedule?.(now);
-    const results = await this.options.executor.transaction(
-      async (tx) => {
-        const messages: Message[] = [];
-        const events: EventRecord[] = [];
-        const perRequest: PublishResult[][] = [];
-        for (const items of batch) {
-          const results: PublishResult[] = [];
-          for (const { message, dedupKey, workflow } of items) {
-            if (
-              workflow?.kind === 'start' &&
-              !(await tx.workflowRunInsert({ run: workflow.run }))
-            ) {
-              results.push({ messageId: message.id, deduplicated: true });
+    const executor = this.options.executor;
+    const write = async (tx: Executor, oneStatement: boolean): Promise<PublishResult[][]> => {
+      const messages: Message[] = [];
+      const events: EventRecord[] = [];
+      const perRequest: PublishResult[][] = [];
+      for (const items of batch) {
+        const results: PublishResult[] = [];
+        for (const { message, dedupKey, workflow } of items) {
+          if (workflow?.kind === 'start' && !(await tx.workflowRunInsert({ run: workflow.run }))) {
+            results.push({ messageId: message.id, deduplicated: true });
+            continue;
+          }
+          if (dedupKey !== undefined) {
+            const claim = await tx.dedupClaim({
+              accountId: message.accountId,
+              key: dedupKey,
+              messageId: message.id,
+              now,
+              expiresAt: now + this.dedupWindowMs,
+            });
+            if (claim.duplicate) {
+              results.push({ messageId: claim.messageId, deduplicated: true });
               continue;
             }
-            if (dedupKey !== undefined) {
-              const claim = await tx.dedupClaim({
-                accountId: message.accountId,
-                key: dedupKey,
-                messageId: message.id,
-                now,
-                expiresAt: now + this.dedupWindowMs,
-              });
-              if (claim.duplicate) {
-                results.push({ messageId: claim.messageId, deduplicated: true });
-                continue;
-              }
-            }
-            if (workflow?.kind === 'start' || workflow?.kind === 'append') {
-              await tx.workflowStepAppend({ step: historyEntry(message) });
-            }
-            const toStore = this.scheduled(message, now, schedule);
-            messages.push(toStore);
-            events.push(eventOf(toStore, 'CREATED', toStore.createdAt));
-            results.push({ messageId: message.id, deduplicated: false });
           }
-          perRequest.push(results);
+          if (workflow?.kind === 'start' || workflow?.kind === 'append') {
+            await tx.workflowStepAppend({ step: historyEntry(message) });
+          }
+          const toStore = this.scheduled(message, now, schedule);
+          messages.push(toStore);
+          events.push(eventOf(toStore, 'CREATED', toStore.createdAt));
+          results.push({ messageId: message.id, deduplicated: false });
         }
-        // Issued together: PostgreSQL pipelines them on the transaction's connection instead
-        // of a round trip each; SQLite runs them in call order as they are issued. A large
-        // commit (a fan-out to 1,000 endpoints, a batch) is written in steps (see
-        // MAX_STEP_ROWS) with a turn of the event loop before each, still in this one
-        // transaction: it stays all-or-nothing and is durable before anyone is answered, while
-        // other requests are served in between (on SQLite, those that need the database wait for
-        // the commit, as they would for any transaction: one writer; on PostgreSQL they run on
-        // other connections). The first step waits for a turn too: the request was parsed and
-        // its messages prepared in the turn that started this commit, and a profile of the
-        // longest turn of a 1,000-endpoint publish found both in it, with the first step.
-        const stepped = messages.length > MAX_STEP_ROWS;
-        let rows = stepped ? FIRST_STEP_ROWS : messages.length;
-        for (let i = 0; i < messages.length;) {
-          if (stepped) await nextTurn();
-          const started = performance.now();
-          const step = Promise.all([
-            tx.messageInsertMany({ messages: messages.slice(i, i + rows) }),
-            tx.eventInsertMany({ events: events.slice(i, i + rows) }),
-          ]);
-          const heldMs = performance.now() - started;
-          await step;
-          i += rows;
-          rows = nextStepRows(rows, heldMs);
-        }
+        perRequest.push(results);
+      }
+      if (oneStatement) {
+        const started = performance.now();
+        await tx.messagePublishMany({ messages, events });
+        // What a transaction's commit would have been timed as (commit-timing.ts).
+        this.options.metrics?.storageCommit((performance.now() - started) / 1000, true);
         stored = messages;
         return perRequest;
-      },
-      // No wake-up here: the executor's due-time watch (due-watch.ts) wakes the engine once
-      // this commits, before the fsync. The answer waits for the fsync, the delivery does not
-      // have to. A power loss in between can take a message that was delivered but never
-      // acknowledged, which a publisher retrying its unacknowledged publish turns into a
-      // duplicate: at least once still holds.
-    );
+      }
+      // Issued together: PostgreSQL pipelines them on the transaction's connection instead
+      // of a round trip each; SQLite runs them in call order as they are issued. A large
+      // commit (a fan-out to 1,000 endpoints, a batch) is written in steps (see
+      // MAX_STEP_ROWS) with a turn of the event loop before each, still in this one
+      // transaction: it stays all-or-nothing and is durable before anyone is answered, while
+      // other requests are served in between (on SQLite, those that need the database wait for
+      // the commit, as they would for any transaction: one writer; on PostgreSQL they run on
+      // other connections). The first step waits for a turn too: the request was parsed and
+      // its messages prepared in the turn that started this commit, and a profile of the
+      // longest turn of a 1,000-endpoint publish found both in it, with the first step.
+      const stepped = messages.length > MAX_STEP_ROWS;
+      let rows = stepped ? FIRST_STEP_ROWS : messages.length;
+      for (let i = 0; i < messages.length;) {
+        if (stepped) await nextTurn();
+        const started = performance.now();
+        const step = Promise.all([
+          tx.messageInsertMany({ messages: messages.slice(i, i + rows) }),
+          tx.eventInsertMany({ events: events.slice(i, i + rows) }),
+        ]);
+        const heldMs = performance.now() - started;
+        await step;
+        i += rows;
+        rows = nextStepRows(rows, heldMs);
+      }
+      stored = messages;
+      return perRequest;
+    };
+    const results = this.isOneStatement(batch)
+      ? await write(executor, true)
+      : // No wake-up here: the executor's due-time watch (due-watch.ts) wakes the engine once
+        // this commits, before the fsync. The answer waits for the fsync, the delivery does not
+        // have to. A power loss in between can take a message that was delivered but never
+        // acknowledged, which a publisher retrying its unacknowledged publish turns into a
+        // duplicate: at least once still holds.
+        await executor.transaction((tx) => write(tx, false));
     this.countPublished(batch, stored);
     const usage = this.options.usage;
     if (usage) {
@@ -231,6 +246,21 @@ export class Publisher {
       }
     }
     return results;
+  }
+
+  /** See PublisherOptions.oneStatement. */
+  private isOneStatement(batch: PublishItem[][]): boolean {
+    if (this.options.oneStatement !== true) return false;
+    let count = 0;
+    for (const items of batch) {
+      for (const { dedupKey, workflow } of items) {
+        if (dedupKey !== undefined || (workflow !== undefined && workflow.kind !== 'none')) {
+          return false;
+        }
+      }
+      count += items.length;
+    }
+    return count <= MAX_STEP_ROWS;
   }
 
   private countPublished(batch: PublishItem[][], stored: Message[]): void {

@@ -177,6 +177,11 @@ export interface DlqCountParams {
 export interface MessageInsertManyParams {
   messages: Message[];
 }
+/** Newly published messages and their CREATED events (`events[i]` need not be `messages[i]`'s). */
+export interface MessagePublishManyParams {
+  messages: Message[];
+  events: EventRecord[];
+}
 export interface MessageGetParams {
   accountId: string;
   id: string;
@@ -652,6 +657,13 @@ export interface Executor {
   searchIndexUpdate(params: SearchIndexUpdateParams): Promise<boolean>;
 
   messageInsertMany(params: MessageInsertManyParams): Promise<void>;
+  /**
+   * `messageInsertMany` and `eventInsertMany` together, all or nothing even outside a
+   * transaction. PostgreSQL sends plain messages (no flow-control key or queue, bodies inline)
+   * as one statement, which is its own transaction: the publisher's commit without BEGIN and
+   * COMMIT.
+   */
+  messagePublishMany(params: MessagePublishManyParams): Promise<void>;
   messageGet(params: MessageGetParams): Promise<Message | undefined>;
   /**
    * One page of the account's messages that are not final (waiting, delayed, in flight, waiting

@@ -1,7 +1,9 @@
 /** Messages: insert and get round trips. */
 import { expect, it } from 'vitest';
 import { newId, newMessageId } from '../../core/ids.js';
-import { BINARY_BODY, makeFullMessage, makeMessage, plain } from './fixtures.js';
+import type { EventRecord, Message } from '../../core/types.js';
+import type { Executor } from '../driver.js';
+import { BINARY_BODY, makeEvent, makeFullMessage, makeMessage, plain } from './fixtures.js';
 import type { SuiteContext } from './suite.js';
 
 export function messageCases(ctx: SuiteContext): void {
@@ -55,7 +57,51 @@ export function messageCases(ctx: SuiteContext): void {
     expect(await ex.messageGet({ accountId, id: fresh.id })).toBeUndefined();
   });
 
+  it('messagePublishMany stores the messages and their CREATED events', async () => {
+    const ex = ctx.executor();
+    const accountId = newId('acct');
+    const messages = [
+      makeFullMessage(accountId, { createdAt: 1_000 }),
+      makeMessage(accountId, { createdAt: 1_001 }),
+      // Shared (stored once for the message and its event), so the one-statement path of
+      // PostgreSQL is left for its transaction.
+      makeMessage(accountId, { createdAt: 1_002, body: Buffer.alloc(10_000, 7) }),
+      makeMessage(accountId, {
+        createdAt: 1_003,
+        spec: {
+          method: 'POST',
+          headers: {},
+          flowControl: { key: 'k', parallelism: 1, periodSec: 1 },
+        },
+      }),
+    ];
+    await ex.messagePublishMany({ messages, events: messages.map((m) => makeEvent(m)) });
+    await expectStored(ex, accountId, messages);
+  });
+
+  it('messagePublishMany stores nothing when one of its rows is bad', async () => {
+    const ex = ctx.executor();
+    const accountId = newId('acct');
+    const messages = [makeMessage(accountId), makeMessage(accountId)];
+    // A NOT NULL column left empty: the event insert fails after the message insert ran.
+    const bad = { ...makeEvent(messages[1] as Message), url: undefined } as unknown as EventRecord;
+    const events = [makeEvent(messages[0] as Message), bad];
+    await expect(ex.messagePublishMany({ messages, events })).rejects.toThrow();
+    for (const m of messages) expect(await ex.messageGet({ accountId, id: m.id })).toBeUndefined();
+    expect((await ex.eventList({ accountId, filter: {}, count: 10 })).items).toEqual([]);
+  });
+
   it('messageInsertMany of no messages is a no-op', async () => {
     await ctx.executor().messageInsertMany({ messages: [] });
   });
+}
+
+/** Each message reads back whole, with its CREATED event (header and body) in the log. */
+async function expectStored(ex: Executor, accountId: string, messages: Message[]): Promise<void> {
+  for (const m of messages) {
+    expect(plain(await ex.messageGet({ accountId, id: m.id }))).toEqual(plain(m));
+  }
+  const page = await ex.eventList({ accountId, filter: {}, count: 100 });
+  const created = [...page.items].reverse().map((e) => ({ ...e, id: undefined }));
+  expect(plain(created)).toEqual(plain(messages.map((m) => makeEvent(m))));
 }

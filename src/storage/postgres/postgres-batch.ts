@@ -51,6 +51,13 @@ export function chunkByBytes<T>(items: readonly T[], bytes: (item: T) => number)
   return chunks;
 }
 
+/** The statement of one batched insert: its text, parameters numbered from `$first`. */
+export interface UnnestInsert<T> {
+  (db: Db, items: readonly T[]): Promise<void>;
+  text(first: number): string;
+  params(db: Db, items: readonly T[]): postgres.ParameterOrJSON<never>[];
+}
+
 /**
  * Builds the insert for `table`; `WITH ORDINALITY … ORDER BY` keeps identity ids (and `computed`
  * columns) in input order.
@@ -59,18 +66,19 @@ export function unnestInsert<T>(
   table: string,
   columns: readonly Column<T>[],
   computed: readonly ComputedColumn[] = [],
-): (db: Db, items: readonly T[]) => Promise<void> {
+): UnnestInsert<T> {
   const names = columns.map((c) => c.name).join(', ');
-  const arrays = columns.map((c, i) => `$${i + 1}::${c.type}[]`).join(', ');
   const into = [names, ...computed.map((c) => c.name)].join(', ');
   const select = [names, ...computed.map((c) => c.sql)].join(', ');
-  const text =
-    `INSERT INTO ${table} (${into}) SELECT ${select} ` +
-    `FROM unnest(${arrays}) WITH ORDINALITY AS r(${names}, ord) ORDER BY ord`;
-
-  return async (db, items) => {
-    if (items.length === 0) return;
-    const params = columns.map((column): postgres.ParameterOrJSON<never> => {
+  const text = (first: number): string => {
+    const arrays = columns.map((c, i) => `$${first + i}::${c.type}[]`).join(', ');
+    return (
+      `INSERT INTO ${table} (${into}) SELECT ${select} ` +
+      `FROM unnest(${arrays}) WITH ORDINALITY AS r(${names}, ord) ORDER BY ord`
+    );
+  };
+  const params = (db: Db, items: readonly T[]): postgres.ParameterOrJSON<never>[] =>
+    columns.map((column): postgres.ParameterOrJSON<never> => {
       const values = items.map((item) => column.value(item) ?? null);
       // A JS array binds untyped and takes the type of its cast, except that the package types
       // an array by its first element, and a Buffer there would make it `bytea`, not `bytea[]`.
@@ -78,6 +86,27 @@ export function unnestInsert<T>(
         ? db.array(values, BYTEA_OID)
         : (values as (string | number | null)[]);
     });
-    await db.unsafe(text, params, { prepare: true });
+  const alone = text(1);
+  const insert = async (db: Db, items: readonly T[]): Promise<void> => {
+    if (items.length === 0) return;
+    await db.unsafe(alone, params(db, items), { prepare: true });
   };
+  return Object.assign(insert, { text, params });
 }
+
+/**
+ * Two batched inserts as one statement (the first in a `WITH`): atomic on its own, so outside a
+ * transaction it needs no BEGIN and COMMIT. Both lists must be non-empty.
+ */
+export async function insertTogether<A, B>(
+  db: Db,
+  [first, a]: [UnnestInsert<A>, readonly A[]],
+  [second, b]: [UnnestInsert<B>, readonly B[]],
+): Promise<void> {
+  const head = first.params(db, a);
+  const text = `WITH first AS (${first.text(1)}) ${second.text(head.length + 1)}`;
+  await db.unsafe(text, [...head, ...second.params(db, b)], { prepare: true });
+}
+
+/** True when rows of these body bytes fit one statement (see MAX_STATEMENT_BYTES). */
+export const fitsOneStatement = (bytes: number): boolean => bytes <= MAX_STATEMENT_BYTES;

@@ -460,6 +460,31 @@ describe.skipIf(!url)('postgres driver on a shared schema', () => {
     expect(await b.executor.messageGet({ accountId: account.id, id: undone.id })).toBeUndefined();
   });
 
+  it('stores plain published messages and their events in one statement, without BEGIN', async () => {
+    const sent: string[] = [];
+    const traced = openPostgresDriver({
+      url: url ?? '',
+      schema,
+      max: 1,
+      trace: (text) => sent.push(text.trim().split(/\s+/).slice(0, 4).join(' ')),
+    });
+    try {
+      await traced.migrate(); // as every node does first (nothing to do here)
+      sent.length = 0;
+      const account = makeAccount();
+      const messages = [makeMessage(account.id), makeMessage(account.id)];
+      await traced.executor.messagePublishMany({
+        messages,
+        events: messages.map((m) => makeEvent(m)),
+      });
+      expect(sent).toEqual(['WITH first AS (INSERT']);
+      const stored = await b.executor.eventList({ accountId: account.id, filter: {}, count: 10 });
+      expect(stored.items.map((e) => e.messageId).sort()).toEqual(messages.map((m) => m.id).sort());
+    } finally {
+      await traced.close();
+    }
+  });
+
   it('rejects a malformed events cursor', async () => {
     await expect(
       a.executor.eventList({ accountId: 'x', filter: {}, cursor: '1; DROP', count: 1 }),

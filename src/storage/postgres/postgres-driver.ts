@@ -13,6 +13,7 @@ import type {
   Executor,
   TransactionOptions,
   MessageInsertManyParams,
+  MessagePublishManyParams,
   ScheduleUpsertParams,
   ScheduleUpsertResult,
   WorkflowStepAppendParams,
@@ -21,7 +22,7 @@ import * as accounts from './postgres-accounts.js';
 import * as bodies from './postgres-bodies.js';
 import { storeBodies } from './postgres-bodies.js';
 import { bodiesToStore, type BodyToStore, inlineBytes } from '../sql/bodies.js';
-import { chunkByBytes } from './postgres-batch.js';
+import { chunkByBytes, fitsOneStatement, insertTogether } from './postgres-batch.js';
 import * as dedup from './postgres-dedup.js';
 import * as dlq from './postgres-dlq.js';
 import * as events from './postgres-events.js';
@@ -208,6 +209,29 @@ class PostgresExecutor implements Executor {
         await Promise.all([gateWrites, inserts()]);
       }),
     );
+  }
+  async messagePublishMany(p: MessagePublishManyParams): Promise<void> {
+    const bodies = [...p.messages.map((m) => m.body), ...p.events.map((e) => e.body)];
+    const plain =
+      p.messages.length > 0 &&
+      p.events.length > 0 &&
+      !p.messages.some(isGated) &&
+      bodiesToStore(bodies).length === 0 &&
+      fitsOneStatement(bodies.reduce((sum, body) => sum + inlineBytes(body), 0));
+    if (plain) {
+      await this.track(
+        insertTogether(
+          this.db,
+          [messages.insertMessages, p.messages],
+          [events.insertEvents, p.events],
+        ),
+      );
+      return;
+    }
+    await this.transaction(async (tx) => {
+      await tx.messageInsertMany({ messages: p.messages });
+      await tx.eventInsertMany({ events: p.events });
+    });
   }
   messageGet = this.op(messages.messageGet);
   messageClaimDue = this.op(messages.messageClaimDue);

@@ -81,6 +81,7 @@ import type {
   MessageListParams,
   ListedMessage,
   MessageInsertManyParams,
+  MessagePublishManyParams,
   MessageLeaseExtendManyParams,
   MessageNextDueAtParams,
   MessageReleaseManyParams,
@@ -189,6 +190,9 @@ export class SqliteExecutor implements Executor {
 
   messageInsertMany(p: MessageInsertManyParams): Promise<void> {
     return this.scope.run(() => this.ops.messageInsertMany(p));
+  }
+  messagePublishMany(p: MessagePublishManyParams): Promise<void> {
+    return this.scope.run(() => this.ops.messagePublishMany(p));
   }
   messageGet(p: MessageGetParams): Promise<Message | undefined> {
     return this.scope.run(() => this.ops.messageGet(p), READ_ONLY);

@@ -44,6 +44,7 @@ import type {
   MessageListParams,
   ListedMessage,
   MessageInsertManyParams,
+  MessagePublishManyParams,
   MessageLeaseExtendManyParams,
   MessageNextDueAtParams,
   MessageReleaseManyParams,
@@ -248,6 +249,13 @@ export class SqliteOps {
   }
 
   // ---- messages ---------------------------------------------------------------------------
+
+  messagePublishMany({ messages, events }: MessagePublishManyParams): void {
+    this.inTransaction(() => {
+      this.messageInsertMany({ messages });
+      this.eventInsertMany({ events });
+    });
+  }
 
   messageInsertMany({ messages }: MessageInsertManyParams): void {
     if (messages.length === 0) return;
