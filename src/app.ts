@@ -129,6 +129,7 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
     logger,
     local: (dueAt) => engine.wakeAt(dueAt),
     notify: (dueAt) => driver.notifyWake(dueAt),
+    localHasRoom: () => engine.hasRoom(),
   });
   const executor = watchDueTimes(driver.executor, dueSignal.report);
   registerStorageGauges({ executor, clock, logger, registry: metrics.registry });

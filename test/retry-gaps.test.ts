@@ -86,6 +86,34 @@ describe.skipIf(!pgUrl)('retry gaps across PostgreSQL nodes', () => {
     await dest?.close();
   });
 
+  it('delivers at once what a node without an engine accepts: its NOTIFY wakes the worker', async () => {
+    t = await startFerry({ storage: 'postgres' });
+    dest = await startReceiver(() => ({ status: 200 }));
+    // An API-only node: it takes publishes and claims nothing, so it must wake the worker. (A
+    // node whose engine has room claims a message due now itself and wakes nobody.)
+    other = await createFerry({
+      config: { ...t.config, port: 0, roles: ['api'] },
+      logger: silentLogger,
+      driver: openPostgresDriver({ url: pgUrl ?? '', schema: t.schema ?? '' }),
+    });
+    await other.start();
+    const api = other.url;
+    for (let i = 1; i <= 2; i++) {
+      const sentAt = Date.now();
+      const res = await fetch(`${api}/v2/publish/${dest.url}/api-${i}`, {
+        method: 'POST',
+        body: 'x',
+        headers: { authorization: `Bearer ${t.token}` },
+      });
+      expect(res.status).toBe(200);
+      // The worker's idle sleep is 5 s; only a wake-up brings the message sooner. The second
+      // message is published right after the worker's claim of the first, so its timer is
+      // far from firing.
+      const arrived = await dest.waitFor(i, 4_000);
+      expect((arrived[i - 1]?.at ?? NaN) - sentAt).toBeLessThan(1_000);
+    }
+  });
+
   it("wakes another node for a retry this node's engine will not take", async () => {
     t = await startFerry({ storage: 'postgres' });
     let answer: () => void = () => {};

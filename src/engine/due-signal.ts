@@ -18,6 +18,11 @@ export interface DueSignalOptions {
   local: (dueAt: number) => void;
   /** The other nodes (`Driver.notifyWake`; undefined: now). */
   notify: (dueAt: number | undefined) => Promise<void>;
+  /**
+   * True while this node's engine claims what is due now by itself, without help (it runs and
+   * has free delivery slots, `Engine.hasRoom`): then a write due now wakes no other node.
+   */
+  localHasRoom?: () => boolean;
 }
 
 export class DueSignal {
@@ -32,6 +37,9 @@ export class DueSignal {
   report = (dueAt: number): void => {
     this.options.local(dueAt);
     const now = this.options.clock.now();
+    // This node's engine claims it within milliseconds; waking the others would only have them
+    // race it for the same rows (and cost a statement and a commit on the server per write).
+    if (dueAt <= now && this.options.localHasRoom?.()) return;
     // An earlier wake-up is on its way: the woken nodes will read this write's due time.
     if (this.sentAhead > now && this.sentAhead <= dueAt) return;
     if (this.pending !== undefined) {

@@ -191,6 +191,11 @@ export class Engine {
     return this.running ? this.origins.publishSchedule(now) : undefined;
   }
 
+  /** True while the engine runs with free delivery slots: it claims what is due now itself. */
+  hasRoom(): boolean {
+    return this.running && this.room() > 0;
+  }
+
   /** Something may have become due (a publish committed): claim now instead of at the timer. */
   wake(): void {
     if (!this.running) return;
