@@ -527,14 +527,7 @@ async function benchEndToEnd(
     await all;
     const seconds = (performance.now() - start) / 1000;
     const cpu = ferry.cpuSeconds() - cpuStart;
-    const threads = [...ferry.threadCpuSeconds()]
-      .map(([name, s]) => [name, s - (threadsStart.get(name) ?? 0)] as const)
-      .filter(([, s]) => s > 0)
-      .sort((a, b) => b[1] - a[1]);
-    console.error(
-      `    Ferry's CPU by thread, µs per message: ` +
-        threads.map(([name, s]) => `${name} ${Math.round((s / n) * 1e6)}`).join(', '),
-    );
+    printThreadCpu(ferry, threadsStart, n);
     return {
       storage,
       case:
@@ -553,6 +546,22 @@ async function benchEndToEnd(
     await ferry.stop();
     await sink.stop();
   }
+}
+
+/**
+ * Prints Ferry's CPU per message by thread since `start` (µs) on standard error, busiest first;
+ * returns the main thread's.
+ */
+function printThreadCpu(ferry: Running, start: Map<string, number>, n: number): number {
+  const threads = [...ferry.threadCpuSeconds()]
+    .map(([name, s]) => [name, s - (start.get(name) ?? 0)] as const)
+    .filter(([, s]) => s > 0)
+    .sort((a, b) => b[1] - a[1]);
+  console.error(
+    `    Ferry's CPU by thread, µs per message: ` +
+      threads.map(([name, s]) => `${name} ${Math.round((s / n) * 1e6)}`).join(', '),
+  );
+  return ((threads.find(([name]) => name === 'main')?.[1] ?? 0) / n) * 1e6;
 }
 
 async function benchLatency(
@@ -587,7 +596,11 @@ async function benchLatency(
     // The first second runs on cold code (the JIT) and opens every connection; it is measured
     // apart, so that the steady-state figure is what the rate costs, not what starting costs.
     const cold = await measure(Math.min(n, rate * WARM_UP_SECONDS));
+    const cpuStart = ferry.cpuSeconds();
+    const threadsStart = ferry.threadCpuSeconds();
     const delays = await measure(n);
+    const cpuMicros = ((ferry.cpuSeconds() - cpuStart) / n) * 1e6;
+    const mainMicros = printThreadCpu(ferry, threadsStart, n);
     return {
       storage,
       case: `publish→receive latency at ${rate} msg/s`,
@@ -597,7 +610,8 @@ async function benchLatency(
       result: `p50 ${ms(percentile(delays, 50))}, p99 ${ms(percentile(delays, 99))}`,
       detail:
         `max ${ms(delays[delays.length - 1] ?? NaN)} over ${seconds} s, after a ` +
-        `${WARM_UP_SECONDS} s warm-up (warm-up p99 ${ms(percentile(cold, 99))})`,
+        `${WARM_UP_SECONDS} s warm-up (warm-up p99 ${ms(percentile(cold, 99))}); Ferry's CPU ` +
+        `${Math.round(cpuMicros)} µs per message, its main thread ${Math.round(mainMicros)}`,
     };
   } finally {
     await ferry.stop();
