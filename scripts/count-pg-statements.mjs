@@ -122,6 +122,8 @@ async function deliver(count) {
   await Promise.all([...sent, all]);
 }
 
+// Printed once the schema is dropped: a closed standard output (`| head`) cannot leave it behind.
+const report = [];
 try {
   await deliver(500);
   measuring = true;
@@ -130,12 +132,12 @@ try {
   measuring = false;
   const total = [...counts.values()].reduce((sum, c) => sum + c, 0);
   const mode = rate === undefined ? '200 concurrent publishers' : `${rate} msg/s`;
-  console.log(
+  report.push(
     `${n} messages (${mode}) in ${((performance.now() - started) / 1000).toFixed(1)} s: ` +
       `${total} statements, ${(total / n).toFixed(2)} per message`,
   );
   for (const [text, count] of [...counts].sort((a, b) => b[1] - a[1])) {
-    console.log(`${String(count).padStart(7)} ${(count / n).toFixed(3).padStart(6)}  ${text}`);
+    report.push(`${String(count).padStart(7)} ${(count / n).toFixed(3).padStart(6)}  ${text}`);
   }
 } finally {
   await ferry.stop();
@@ -146,3 +148,4 @@ try {
   await admin.end();
   rmSync(dataDir, { recursive: true, force: true });
 }
+console.log(report.join('\n'));

@@ -6,9 +6,10 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { createFerry, type Ferry } from '../src/app.js';
+import { systemClock } from '../src/core/clock.js';
 import { silentLogger } from '../src/core/logger.js';
 import { openPostgresDriver } from '../src/storage/postgres/postgres-driver.js';
-import { pgUrl, startFerry, STORAGES, type TestFerry } from './helpers/ferry.js';
+import { pgUrl, startFerry, startSecondNode, STORAGES, type TestFerry } from './helpers/ferry.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 
 /** The gap between requests `i - 1` and `i`, ms. */
@@ -91,12 +92,7 @@ describe.skipIf(!pgUrl)('retry gaps across PostgreSQL nodes', () => {
     dest = await startReceiver(() => ({ status: 200 }));
     // An API-only node: it takes publishes and claims nothing, so it must wake the worker. (A
     // node whose engine has room claims a message due now itself and wakes nobody.)
-    other = await createFerry({
-      config: { ...t.config, port: 0, roles: ['api'] },
-      logger: silentLogger,
-      driver: openPostgresDriver({ url: pgUrl ?? '', schema: t.schema ?? '' }),
-    });
-    await other.start();
+    other = await startSecondNode(t, systemClock);
     const api = other.url;
     for (let i = 1; i <= 2; i++) {
       const sentAt = Date.now();
