@@ -172,6 +172,7 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
     leaseMs: config.leaseMs,
     usage,
     metrics,
+    oneStatementOutcomes: driver.name === 'postgres',
   });
   /** Something is due now (the due-time watch reports the writes; kept for explicit wakes). */
   const wake = (): void => dueSignal.report(0);

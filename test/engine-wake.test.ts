@@ -12,11 +12,12 @@ import { ManualClock } from '../src/core/clock.js';
 import type { Driver } from '../src/storage/driver.js';
 import { startFerry, STORAGES, type TestFerry } from './helpers/ferry.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
-import { replacing, wrapTransactions } from './helpers/wrap-driver.js';
+import { replacingAtRoot } from './helpers/wrap-driver.js';
 
 /**
  * The driver, with the clock moved `jumpMs` forward when the first claim after `arm()` has
- * committed: time passes between the engine's claim and its read of the next due time.
+ * committed (the engine's claim is a write of its own, outside a transaction): time passes
+ * between the engine's claim and its read of the next due time.
  */
 function jumpingAfterClaim(
   clock: ManualClock,
@@ -24,15 +25,9 @@ function jumpingAfterClaim(
 ): { wrap: (driver: Driver) => Driver; arm: () => void } {
   let armed = false;
   const wrap = (driver: Driver): Driver =>
-    wrapTransactions(driver, async (run) => {
-      let claimed = false;
-      const result = await run((tx) =>
-        replacing(tx, 'messageClaimDueLimited', (claim) => (params) => {
-          claimed = true;
-          return claim(params);
-        }),
-      );
-      if (claimed && armed) {
+    replacingAtRoot(driver, 'messageClaimDueLimited', (claim) => async (p) => {
+      const result = await claim(p);
+      if (armed) {
         armed = false;
         clock.advance(jumpMs);
       }

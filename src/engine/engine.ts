@@ -85,7 +85,12 @@ export interface EngineOptions {
   workflowInlineHistoryBytes?: number;
   /** Claim sizes, attempt durations and lateness; attempt outcomes (see OutcomeWriter). */
   metrics?: MetricsSink;
+  /** See OutcomeWriterOptions.oneStatement. */
+  oneStatementOutcomes?: boolean;
 }
+
+/** How an admission round ended (see Engine.admit). */
+type Admission = 'again' | 'done' | 'failed';
 
 interface InFlight {
   leaseToken: string;
@@ -162,6 +167,7 @@ export class Engine {
       lingerMs: options.outcomeLingerMs ?? 5,
       usage: options.usage,
       metrics: options.metrics,
+      oneStatement: options.oneStatementOutcomes,
     });
   }
 
@@ -246,6 +252,9 @@ export class Engine {
    * Not for use while the engine is started.
    */
   async runOnce(): Promise<number> {
+    // Admission first, so that what it makes due is claimed in this round (a running engine
+    // claims again at once after an admission).
+    await this.admit(this.options.clock.now());
     const { claimed } = await this.claimAdmitted(this.options.concurrency);
     await Promise.all(claimed.map((message) => this.deliver(message)));
     await this.outcomes.drain();
@@ -275,17 +284,21 @@ export class Engine {
     const limit = Math.min(room, this.claimBatch);
     let claimed: ClaimedMessage[];
     let taken = 0;
-    let gatesLeft = false;
+    let admission: Admission;
     let claimedAt: number;
     try {
-      ({ claimed, taken, gatesLeft, now: claimedAt } = await this.claimAdmitted(limit));
+      ({ claimed, taken, admission, now: claimedAt } = await this.claimAdmitted(limit));
     } catch (error) {
       this.options.logger.error({ err: error }, 'claiming due messages failed; retrying in 1 s');
       this.endClaim(1_000);
       return;
     }
     for (const message of claimed) void this.deliver(message);
-    this.backlog = taken === limit || gatesLeft;
+    if (admission === 'failed') {
+      this.endClaim(1_000);
+      return;
+    }
+    this.backlog = taken === limit || admission === 'again';
     if (this.backlog) {
       this.endClaim(0);
       return;
@@ -319,36 +332,29 @@ export class Engine {
    */
   private async claimAdmitted(
     limit: number,
-  ): Promise<{ claimed: ClaimedMessage[]; taken: number; gatesLeft: boolean; now: number }> {
+  ): Promise<{ claimed: ClaimedMessage[]; taken: number; admission: Admission; now: number }> {
     const now = this.options.clock.now();
     const leaseUntil = now + this.options.leaseMs;
-    // Admission first: waiting messages of flow-control keys and queues that may start now
-    // become due, and this claim takes them with everything else that is due. With no gate
-    // ready this is one read of an empty index range.
     // The claim leaves the messages of accounts at max_global_parallelism due (on PostgreSQL,
-    // counting every node's deliveries; its lock ends with this transaction, right after).
+    // counting every node's deliveries, under a lock that ends with the claim's statement).
     // Congested origins (slow destinations at their cap) get only their free slots' worth, and
     // stalled or paced ones a few messages, enough to spread their backlogs (holdStalled).
     const originRooms = this.origins.rooms(now, SPREAD_MIN);
     const {
-      claimed: all,
+      messages: all,
       atLimit,
-      gatesLeft,
-    } = await this.options.executor.transaction(async (tx) => {
-      const admission = await tx.flowGateAdmit({ now, limit: ADMIT_GATES });
-      const claim = await tx.messageClaimDueLimited({
-        now,
-        limit,
-        leaseUntil,
-        maxInFlightByPlan: this.maxInFlightByPlan,
-        originRooms,
-      });
-      return {
-        claimed: claim.messages,
-        atLimit: claim.atLimit,
-        gatesLeft: admission.gates === ADMIT_GATES,
-      };
-    }, NOT_DURABLE);
+      gatesReady,
+    } = await this.options.executor.messageClaimDueLimited({
+      now,
+      limit,
+      leaseUntil,
+      maxInFlightByPlan: this.maxInFlightByPlan,
+      originRooms,
+    });
+    // Most claims find no flow-control gate ready: one write outside a transaction (on
+    // PostgreSQL one statement). When one is, admission makes the waiting messages of keys and
+    // queues that may start now due, and the claim that follows at once takes them.
+    const admission = gatesReady ? await this.admit(now) : 'done';
     this.atLimit = new Set(atLimit);
     const claimed = this.holdStalled(all, now);
     if (claimed.length > 0) {
@@ -365,7 +371,28 @@ export class Engine {
         done: Promise.resolve(),
       });
     }
-    return { claimed, taken: all.length, gatesLeft, now };
+    return { claimed, taken: all.length, admission, now };
+  }
+
+  /**
+   * One admission round: `again` when it admitted messages or left ready gates (claim again now).
+   * A failure is logged, not thrown: the claim before it holds messages to deliver. The gates
+   * stay ready, and the engine tries again in a second.
+   */
+  private async admit(now: number): Promise<Admission> {
+    try {
+      const { admitted, gates } = await this.options.executor.transaction(
+        (tx) => tx.flowGateAdmit({ now, limit: ADMIT_GATES }),
+        NOT_DURABLE,
+      );
+      return admitted > 0 || gates === ADMIT_GATES ? 'again' : 'done';
+    } catch (error) {
+      this.options.logger.error(
+        { err: error },
+        'admitting flow-control messages failed; retrying in 1 s',
+      );
+      return 'failed';
+    }
   }
 
   /**

@@ -226,6 +226,12 @@ export interface MessageClaimDueLimitedResult {
    * caller claims again when one of their deliveries ends.
    */
   atLimit: string[];
+  /**
+   * A flow-control gate may be ready at `now`: admission (`flowGateAdmit`) has work, and what it
+   * admits is claimed by the next claim. Never false while a gate is ready; SQLite may say true
+   * when none is (it keeps a lower bound of the gates' ready times).
+   */
+  gatesReady: boolean;
 }
 export interface MessageLeaseExtendManyParams {
   leases: Lease[];
@@ -233,6 +239,12 @@ export interface MessageLeaseExtendManyParams {
 }
 export interface MessageDeleteLeasedManyParams {
   leases: Lease[];
+}
+export interface MessageFinishManyParams {
+  /** Written first, whatever becomes of the leases (the ACTIVE events of claims). */
+  events: EventRecord[];
+  /** Messages done for good: each is deleted if its lease holds, and only then its events written. */
+  finished: { lease: Lease; events: EventRecord[] }[];
 }
 export interface MessageRetryManyParams {
   retries: (Lease & { dueAt: number; retried: number })[];
@@ -683,9 +695,10 @@ export interface Executor {
    * its leases expire.
    *
    * PostgreSQL: exact across nodes. Limited claims run one at a time (a transaction-scoped
-   * advisory lock, held until the caller's transaction ends; outside one the driver opens its
-   * own) and count the leases committed before them, so two nodes never both take an account's
-   * last slots. SQLite claims as `messageClaimDue` and names no account: one process owns the
+   * advisory lock, held until the caller's transaction ends; outside one, the claim is one
+   * statement and holds it to its end) and count the leases committed before them, so two nodes
+   * never both take an account's last slots. Outside a transaction the claim need not be
+   * durable (a claim lost to a power loss only makes its messages due again). SQLite claims as `messageClaimDue` and names no account: one process owns the
    * database, and the engine counts each account's deliveries in memory (engine/account-slots.ts).
    */
   messageClaimDueLimited(
@@ -700,6 +713,14 @@ export interface Executor {
   messageLeaseExtendMany(params: MessageLeaseExtendManyParams): Promise<string[]>;
   /** Deletes leased rows (delivered, failed); returns the ids deleted. */
   messageDeleteLeasedMany(params: MessageDeleteLeasedManyParams): Promise<string[]>;
+  /**
+   * The outcome writer's usual commit: `eventInsertMany(events)`, `messageDeleteLeasedMany` of
+   * the finished leases, then the events of those whose lease held, in that order; all or nothing
+   * even outside a transaction, and not durable (as a transaction with `durable: false`). Returns
+   * the ids deleted, in input order. PostgreSQL writes it as one statement when no event body is
+   * stored apart: the commit without BEGIN, COMMIT and `SET LOCAL`.
+   */
+  messageFinishMany(params: MessageFinishManyParams): Promise<string[]>;
   /** Ends leases with a retry: sets `dueAt`, `retried`, clears the token; returns ids applied. */
   messageRetryManyLeased(params: MessageRetryManyParams): Promise<string[]>;
   /** Ends leases without an attempt (shutdown): due again at `dueAt`; returns ids applied. */

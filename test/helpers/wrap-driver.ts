@@ -28,6 +28,16 @@ export function replacing<K extends keyof Executor>(
   return forward(tx, (property) => (property === method ? replaced : undefined));
 }
 
+/** `driver` with `method` of its root executor replaced (see `replacing`). */
+export function replacingAtRoot<K extends keyof Executor>(
+  driver: Driver,
+  method: K,
+  replacement: (original: Executor[K]) => Executor[K],
+): Driver {
+  const executor = replacing(driver.executor, method, replacement);
+  return forward(driver, (property) => (property === 'executor' ? executor : undefined));
+}
+
 export function wrapTransactions(
   driver: Driver,
   around: <T>(run: (wrapTx: (tx: Executor) => Executor) => Promise<T>) => Promise<T>,

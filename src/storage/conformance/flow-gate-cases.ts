@@ -6,7 +6,7 @@
 import { beforeEach, expect, it } from 'vitest';
 import type { Message } from '../../core/types.js';
 import type { Executor } from '../driver.js';
-import { clearMessages, leaseOf, makeAccount, makeMessage, T0 } from './fixtures.js';
+import { clearMessages, leaseOf, makeAccount, makeEvent, makeMessage, T0 } from './fixtures.js';
 import type { SuiteContext } from './suite.js';
 
 const LEASE = 60_000;
@@ -62,6 +62,43 @@ export function flowGateCases(ctx: SuiteContext): void {
     await ex.messageInsertMany({ messages: [late] });
     expect((await claim(T0)).map((m) => m.id)).toEqual([messages[3]?.id]);
     expect((await ex.flowGateGet(key('k')))?.waitListSize).toBe(2);
+  });
+
+  it('messageFinishMany of a holder frees its slot, as messageDeleteLeasedMany does', async () => {
+    const messages = [keyed('k', { parallelism: 1 }), keyed('k', { parallelism: 1 })];
+    await ex.messageInsertMany({ messages });
+    const [holder] = await ex.messageClaimDue({ now: T0, limit: 10, leaseUntil: T0 + LEASE });
+    if (!holder) throw new Error('nothing claimed');
+    expect(holder.id).toBe(messages[0]?.id);
+    expect(await claim(T0)).toEqual([]);
+    const events = [makeEvent(holder, { state: 'DELIVERED', time: T0 + 1 })];
+    expect(
+      await ex.messageFinishMany({ events: [], finished: [{ lease: leaseOf(holder), events }] }),
+    ).toEqual([holder.id]);
+    expect((await claim(T0)).map((m) => m.id)).toEqual([messages[1]?.id]);
+    const page = await ex.eventList({ accountId, filter: {}, count: 10 });
+    expect(page.items.map((e) => [e.messageId, e.state])).toEqual([[holder.id, 'DELIVERED']]);
+  });
+
+  it('the engine’s claim tells when a gate is ready, so that admission runs', async () => {
+    const limited = (now: number) =>
+      ex.messageClaimDueLimited({ now, limit: 10, leaseUntil: now + LEASE, maxInFlightByPlan: {} });
+    const messages = [keyed('k', { parallelism: 1 }), keyed('k', { parallelism: 1 })];
+    await ex.messageInsertMany({ messages });
+    await ex.flowGateAdmit({ now: T0, limit: 100 });
+    const first = await limited(T0);
+    expect(first.messages.map((m) => m.id)).toEqual([messages[0]?.id]);
+    expect(first.gatesReady).toBe(false);
+    const [holder] = first.messages;
+    if (!holder) throw new Error('nothing claimed');
+    // Its slot is free and a message waits: the gate is ready, nothing is due yet.
+    await ex.messageDeleteLeasedMany({ leases: [leaseOf(holder)] });
+    expect(await limited(T0)).toMatchObject({ messages: [], gatesReady: true });
+    expect((await ex.flowGateAdmit({ now: T0, limit: 100 })).admitted).toBe(1);
+    expect(await limited(T0)).toMatchObject({
+      messages: [{ id: messages[1]?.id }],
+      gatesReady: false,
+    });
   });
 
   it('a key starts at most `rate` attempts per period, retries included', async () => {

@@ -4,9 +4,9 @@
  */
 import { beforeEach, expect, it } from 'vitest';
 import { newId, newLeaseToken, newMessageId } from '../../core/ids.js';
-import type { Message } from '../../core/types.js';
+import type { EventRecord, Message } from '../../core/types.js';
 import type { Executor } from '../driver.js';
-import { clearMessages, leaseOf, makeMessage, plain, T0 } from './fixtures.js';
+import { clearMessages, leaseOf, makeEvent, makeMessage, plain, T0 } from './fixtures.js';
 import type { SuiteContext } from './suite.js';
 
 const LEASE_MS = 30_000;
@@ -127,6 +127,63 @@ export function leaseCases(ctx: SuiteContext): void {
     expect(deleted).toEqual([a.id, c.id]);
     expect(await ex.messageGet({ accountId, id: b.id })).toBeDefined();
     expect(messages).toHaveLength(3);
+  });
+
+  it('messageFinishMany logs, deletes held leases, then logs their events; a lost one, nothing', async () => {
+    await insertDue(T0, T0 + 1, T0 + 2);
+    const claimed = await ex.messageClaimDue({ now: T0 + 2, limit: 3, leaseUntil: T0 + LEASE_MS });
+    const [a, b, c] = claimed;
+    if (!a || !b || !c) throw new Error('nothing claimed');
+    const active = claimed.map((m) => makeEvent(m, { state: 'ACTIVE', time: T0 + 3 }));
+    const delivered = (m: Message) => [
+      makeEvent(m, { state: 'DELIVERED', time: T0 + 4, responseStatus: 200 }),
+    ];
+    const stale = { id: b.id, leaseToken: newLeaseToken() };
+    const deleted = await ex.messageFinishMany({
+      events: active,
+      finished: [
+        { lease: leaseOf(c), events: delivered(c) },
+        { lease: stale, events: delivered(b) },
+        { lease: leaseOf(a), events: delivered(a) },
+      ],
+    });
+    expect(deleted).toEqual([c.id, a.id]);
+    expect(await ex.messageGet({ accountId, id: a.id })).toBeUndefined();
+    expect(await ex.messageGet({ accountId, id: b.id })).toBeDefined();
+    expect(await ex.messageGet({ accountId, id: c.id })).toBeUndefined();
+    const page = await ex.eventList({ accountId, filter: {}, count: 10 });
+    // Oldest first: the given events, then the finished ones' in input order.
+    expect([...page.items].reverse().map((e) => [e.messageId, e.state])).toEqual([
+      [a.id, 'ACTIVE'],
+      [b.id, 'ACTIVE'],
+      [c.id, 'ACTIVE'],
+      [c.id, 'DELIVERED'],
+      [a.id, 'DELIVERED'],
+    ]);
+  });
+
+  it('messageFinishMany writes nothing when one of its events is bad', async () => {
+    await insertDue(T0, T0);
+    const claimed = await ex.messageClaimDue({ now: T0, limit: 2, leaseUntil: T0 + LEASE_MS });
+    const [a, b] = claimed;
+    if (!a || !b) throw new Error('nothing claimed');
+    // A NOT NULL column left empty: the insert fails after the delete ran.
+    const bad = { ...makeEvent(b, { state: 'DELIVERED' }), url: undefined };
+    await expect(
+      ex.messageFinishMany({
+        events: [makeEvent(a, { state: 'ACTIVE' })],
+        finished: [
+          { lease: leaseOf(a), events: [makeEvent(a, { state: 'DELIVERED' })] },
+          { lease: leaseOf(b), events: [bad as unknown as EventRecord] },
+        ],
+      }),
+    ).rejects.toThrow();
+    expect((await ex.eventList({ accountId, filter: {}, count: 10 })).items).toEqual([]);
+    // Both leases still hold.
+    expect(await ex.messageDeleteLeasedMany({ leases: claimed.map(leaseOf) })).toEqual([
+      a.id,
+      b.id,
+    ]);
   });
 
   it('messageRetryManyLeased sets dueAt and retried, and ends the lease', async () => {

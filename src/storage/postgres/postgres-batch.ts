@@ -51,10 +51,21 @@ export function chunkByBytes<T>(items: readonly T[], bytes: (item: T) => number)
   return chunks;
 }
 
+/**
+ * One more array beside the columns, not inserted: a row is inserted only where `where` (an
+ * expression on `r.<name>`) holds.
+ */
+export interface RowFilter {
+  name: string;
+  type: Column<never>['type'];
+  where: string;
+}
+
 /** The statement of one batched insert: its text, parameters numbered from `$first`. */
 export interface UnnestInsert<T> {
   (db: Db, items: readonly T[]): Promise<void>;
-  text(first: number): string;
+  /** With `filter`, its array is the parameter after the columns' (`$first + columns`). */
+  text(first: number, filter?: RowFilter): string;
   params(db: Db, items: readonly T[]): postgres.ParameterOrJSON<never>[];
 }
 
@@ -70,11 +81,14 @@ export function unnestInsert<T>(
   const names = columns.map((c) => c.name).join(', ');
   const into = [names, ...computed.map((c) => c.name)].join(', ');
   const select = [names, ...computed.map((c) => c.sql)].join(', ');
-  const text = (first: number): string => {
-    const arrays = columns.map((c, i) => `$${first + i}::${c.type}[]`).join(', ');
+  const text = (first: number, filter?: RowFilter): string => {
+    const types = [...columns.map((c) => c.type), ...(filter ? [filter.type] : [])];
+    const arrays = types.map((type, i) => `$${first + i}::${type}[]`).join(', ');
+    const alias = filter ? `${names}, ${filter.name}` : names;
     return (
       `INSERT INTO ${table} (${into}) SELECT ${select} ` +
-      `FROM unnest(${arrays}) WITH ORDINALITY AS r(${names}, ord) ORDER BY ord`
+      `FROM unnest(${arrays}) WITH ORDINALITY AS r(${alias}, ord) ` +
+      `${filter ? `WHERE ${filter.where} ` : ''}ORDER BY ord`
     );
   };
   const params = (db: Db, items: readonly T[]): postgres.ParameterOrJSON<never>[] =>

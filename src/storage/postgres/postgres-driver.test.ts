@@ -85,6 +85,28 @@ describe.skipIf(!url)('postgres driver on a shared schema', () => {
     await dropSchema(schema);
   });
 
+  /**
+   * Runs `fn` with a one-connection driver on this schema that records the text of every
+   * statement it sends from the call of `fn` on (its migration, a no-op here, comes first:
+   * every node migrates before anything else).
+   */
+  async function traced(fn: (driver: Driver, sent: string[]) => Promise<void>): Promise<void> {
+    const sent: string[] = [];
+    const driver = openPostgresDriver({
+      url: url ?? '',
+      schema,
+      max: 1,
+      trace: (t) => sent.push(t),
+    });
+    try {
+      await driver.migrate();
+      sent.length = 0;
+      await fn(driver, sent);
+    } finally {
+      await driver.close();
+    }
+  }
+
   it('hands each of 200 messages to exactly one of two claimers taking batches of 10', async () => {
     await clearMessages(a.executor);
     const account = makeAccount();
@@ -227,6 +249,25 @@ describe.skipIf(!url)('postgres driver on a shared schema', () => {
     }
   });
 
+  it('claims under a limit in one statement at the root, holding the claim lock to its end', async () => {
+    await clearMessages(a.executor);
+    const account = makeAccount({ plan: 'free' });
+    await a.executor.accountInsert({ account });
+    await a.executor.messageInsertMany({ messages: [makeMessage(account.id, { dueAt: T0 })] });
+    await traced(async (driver, sent) => {
+      const claimed = await driver.executor.messageClaimDueLimited({
+        now: T0 + 1,
+        limit: 10,
+        leaseUntil: T0 + 60_000,
+        maxInFlightByPlan: { free: 4 },
+      });
+      expect(claimed.messages).toHaveLength(1);
+      expect(sent).toHaveLength(1);
+      expect(sent[0]).toContain('ferry_leased_count_locked');
+      expect(sent[0]).toContain("set_config('synchronous_commit', 'off', true)");
+    });
+  });
+
   it('a limited claim waits for a concurrent one to commit, then counts its leases', async () => {
     await clearMessages(a.executor);
     const account = makeAccount({ plan: 'free' });
@@ -267,7 +308,7 @@ describe.skipIf(!url)('postgres driver on a shared schema', () => {
         return taken;
       });
       expect(first.messages.map((m) => m.id)).toEqual(later.map((m) => m.id));
-      expect(await second).toEqual({ messages: [], atLimit: [account.id] });
+      expect(await second).toEqual({ messages: [], atLimit: [account.id], gatesReady: false });
     } finally {
       done = true;
       await admin.end({ timeout: 5 });
@@ -461,28 +502,47 @@ describe.skipIf(!url)('postgres driver on a shared schema', () => {
   });
 
   it('stores plain published messages and their events in one statement, without BEGIN', async () => {
-    const sent: string[] = [];
-    const traced = openPostgresDriver({
-      url: url ?? '',
-      schema,
-      max: 1,
-      trace: (text) => sent.push(text.trim().split(/\s+/).slice(0, 4).join(' ')),
-    });
-    try {
-      await traced.migrate(); // as every node does first (nothing to do here)
-      sent.length = 0;
+    await traced(async (driver, sent) => {
       const account = makeAccount();
       const messages = [makeMessage(account.id), makeMessage(account.id)];
-      await traced.executor.messagePublishMany({
+      await driver.executor.messagePublishMany({
         messages,
         events: messages.map((m) => makeEvent(m)),
       });
-      expect(sent).toEqual(['WITH first AS (INSERT']);
+      expect(sent.map((t) => t.trim().split(/\s+/).slice(0, 4).join(' '))).toEqual([
+        'WITH first AS (INSERT',
+      ]);
       const stored = await b.executor.eventList({ accountId: account.id, filter: {}, count: 10 });
       expect(stored.items.map((e) => e.messageId).sort()).toEqual(messages.map((m) => m.id).sort());
-    } finally {
-      await traced.close();
-    }
+    });
+  });
+
+  it('writes a plain outcome batch in one statement, not waiting for the WAL flush at the root', async () => {
+    await clearMessages(a.executor);
+    const account = makeAccount();
+    const messages = [makeMessage(account.id, { dueAt: 0 }), makeMessage(account.id, { dueAt: 0 })];
+    await a.executor.messageInsertMany({ messages });
+    const [first, second] = await a.executor.messageClaimDue({ now: 1, limit: 10, leaseUntil: 2 });
+    if (!first || !second) throw new Error('nothing claimed');
+    const finish = (m: ClaimedMessage) => ({
+      events: [makeEvent(m, { state: 'ACTIVE' })],
+      finished: [{ lease: leaseOf(m), events: [makeEvent(m, { state: 'DELIVERED' })] }],
+    });
+    await traced(async (driver, sent) => {
+      expect(await driver.executor.messageFinishMany(finish(first))).toEqual([first.id]);
+      expect(sent).toHaveLength(1);
+      expect(sent[0]).toMatch(/^WITH done AS \(DELETE/);
+      // The statement is its own transaction, and commits as `synchronous_commit = off` would.
+      expect(sent[0]).toContain("set_config('synchronous_commit', 'off', true)");
+      // Inside a caller's transaction, the caller's commit decides.
+      sent.length = 0;
+      await driver.executor.transaction(async (tx) => {
+        expect(await tx.messageFinishMany(finish(second))).toEqual([second.id]);
+      });
+      expect(sent.filter((t) => t.includes('set_config'))).toEqual([]);
+    });
+    const page = await b.executor.eventList({ accountId: account.id, filter: {}, count: 10 });
+    expect(page.items).toHaveLength(4);
   });
 
   it('rejects a malformed events cursor', async () => {

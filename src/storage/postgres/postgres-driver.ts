@@ -13,6 +13,9 @@ import type {
   Executor,
   TransactionOptions,
   MessageInsertManyParams,
+  MessageClaimDueLimitedParams,
+  MessageClaimDueLimitedResult,
+  MessageFinishManyParams,
   MessagePublishManyParams,
   ScheduleUpsertParams,
   ScheduleUpsertResult,
@@ -41,6 +44,8 @@ import { wakeChannelOf } from './postgres-wake.js';
 import { type CommitGuard, Deadline } from '../storage-deadline.js';
 
 const isGated = (m: Message): boolean => gateOf(m) !== undefined;
+/** As engine/outcome-writer.ts's: outcomes are redone when a power loss takes them. */
+const NOT_DURABLE = { durable: false } as const;
 
 export interface PostgresDriverOptions {
   /** Connection URL, `postgres://user:password@host:port/database`. */
@@ -235,10 +240,47 @@ class PostgresExecutor implements Executor {
   }
   messageGet = this.op(messages.messageGet);
   messageClaimDue = this.op(messages.messageClaimDue);
-  messageClaimDueLimited = this.op(messages.messageClaimDueLimited);
+  messageClaimDueLimited(p: MessageClaimDueLimitedParams): Promise<MessageClaimDueLimitedResult> {
+    // On the pool the statement is its own transaction, which need not wait for its WAL flush.
+    return this.track(messages.messageClaimDueLimited(this.db, p, this.pool !== undefined));
+  }
   messageNextDueAt = this.op(messages.messageNextDueAt);
   messageLeaseExtendMany = this.op(messages.messageLeaseExtendMany);
   messageDeleteLeasedMany = this.op(messages.messageDeleteLeasedMany);
+  async messageFinishMany(p: MessageFinishManyParams): Promise<string[]> {
+    const written = [...p.events, ...p.finished.flatMap((f) => f.events)];
+    const oneStatement =
+      bodiesToStore(written.map((e) => e.body)).length === 0 &&
+      fitsOneStatement(
+        written.reduce(
+          (sum, e) => sum + inlineBytes(e.body) + (e.responseBody?.byteLength ?? 0),
+          0,
+        ),
+      );
+    let rest = p;
+    let deleted: string[] = [];
+    if (oneStatement) {
+      // On the pool the statement is its own transaction; in a caller's, part of it.
+      deleted = await this.track(
+        messages.messageFinishUngated(this.db, p, this.pool !== undefined),
+      );
+      if (deleted.length === p.finished.length) return deleted;
+      // The rest were lost (nothing to write) or are gated: as below, without the events above.
+      const done = new Set(deleted);
+      rest = { events: [], finished: p.finished.filter((f) => !done.has(f.lease.id)) };
+    }
+    const more = await this.transaction(async (tx) => {
+      if (rest.events.length > 0) await tx.eventInsertMany({ events: rest.events });
+      const ids = new Set(
+        await tx.messageDeleteLeasedMany({ leases: rest.finished.map((f) => f.lease) }),
+      );
+      const logged = rest.finished.flatMap((f) => (ids.has(f.lease.id) ? f.events : []));
+      if (logged.length > 0) await tx.eventInsertMany({ events: logged });
+      return ids;
+    }, NOT_DURABLE);
+    for (const id of deleted) more.add(id);
+    return p.finished.map((f) => f.lease.id).filter((id) => more.has(id));
+  }
   messageRetryManyLeased = this.op(messages.messageRetryManyLeased);
   messageReleaseMany = this.op(messages.messageReleaseMany);
   messageSpreadDue = this.op(messages.messageSpreadDue);

@@ -7,6 +7,7 @@ import type {
   MessageClaimDueParams,
   MessageDeleteLeasedManyParams,
   MessageDeleteManyParams,
+  MessageFinishManyParams,
   MessageGetParams,
   MessageLeaseExtendManyParams,
   MessageNextDueAtParams,
@@ -18,7 +19,7 @@ import { ORIGIN_SKIP_SCAN } from '../driver.js';
 import { buildFilter, joinLabels, originParts, urlParts } from '../sql/filter.js';
 import { unnestInsert } from './postgres-batch.js';
 import { newBinder } from './postgres-bind.js';
-import { type Db, toClaimedMessage, transactional } from './postgres-rows.js';
+import { type Db, toClaimedMessage } from './postgres-rows.js';
 import { type MessageRow, messageFromRow } from '../sql/rows.js';
 import { PARKED_DUE_AT } from '../../core/flow-control.js';
 import { type GatedMessage, gatedDueAt, touchGates } from './postgres-flow-gates.js';
@@ -31,6 +32,7 @@ import type {
 import type { Column } from './postgres-batch.js';
 import { inlineBody, sharedBodyId } from '../sql/bodies.js';
 import { withBodies } from './postgres-bodies.js';
+import { insertEvents } from './postgres-events.js';
 
 const MESSAGE_COLUMNS: Column<Message>[] = [
   { name: 'id', type: 'text', value: (m) => m.id },
@@ -145,34 +147,35 @@ export async function messageClaimDue(db: Db, p: MessageClaimDueParams): Promise
  */
 export const CLAIM_LOCK_CLASS = 0x46436c6d; // "FClm"
 
-type LimitedClaimRow = MessageRow & { at_limit: string[] | null };
+type LimitedClaimRow = MessageRow & { at_limit: string[] | null; gates_ready: boolean };
 
 /**
- * The engine's claim under max_global_parallelism, exact across nodes.
+ * The engine's claim under max_global_parallelism, exact across nodes, as one statement.
  *
  * Unlike SQLite (one process, so the engine counts deliveries per account in memory), every node
  * claims here, and each would count only its own. So the claim counts in the database: for each
- * account among the `limit` earliest due messages, its leased, unexpired messages
- * (`ferry_leased_count`, a short range of the `messages_leased` partial index: what all nodes have
- * in flight; migration 009), and it takes per account at most the free slots, earliest first (a
- * window over the candidates).
+ * account among the `limit` earliest due messages, its leased, unexpired messages (a short range
+ * of the `messages_leased` partial index: what all nodes have in flight; migration 009), and it
+ * takes per account at most the free slots, earliest first (a window over the candidates).
  *
- * Two claims counting at once would both see the same free slots, so limited claims take a
- * transaction-scoped advisory lock first. It is sent together with the claim (pipelined, one
- * round trip); the backend starts the claim, and takes its snapshot (READ COMMITTED, the
- * default Ferry relies on: one per statement), only once it holds the lock, so the claim sees
- * every lease committed by the claim before it. The lock is held until the caller's transaction commits; the engine's claim
- * transaction ends right after this statement. Claims of different nodes therefore run one after
+ * Two claims counting at once would both see the same free slots, so limited claims run one at a
+ * time: the count (`ferry_leased_count_locked`, migration 012) first takes a transaction-scoped
+ * advisory lock, then counts with a snapshot taken after it, so it sees every lease committed by
+ * the claim before. The lock is held until the claim's transaction ends: outside a transaction
+ * the statement is its own, and ends with it. Claims of different nodes therefore run one after
  * the other, a few milliseconds each, while SKIP LOCKED still keeps them clear of rows locked by
- * other writers (cancel, outcomes).
+ * other writers (cancel, outcomes). An account without a limit is not counted, and a claim with
+ * no such account takes no lock.
  *
- * The candidates are read without a lock and only the picked rows are locked: messages of an
- * account at its limit stay untouched (no row lock written) however often the engine asks.
- * The picked rows are found again by `ctid` (a direct heap fetch, where a join on `id` would
- * descend the primary key once more per row). A picked row that changed since the candidates
- * were read is re-checked by FOR UPDATE (the same `id`, due again) or skipped; one locked in its
- * newer version is then not visible to the UPDATE and stays unclaimed: never too many.
- * An account without a plan in `maxInFlightByPlan` (or without an accounts row) has no limit.
+ * The candidates are read without a lock (with the statement's snapshot, which may predate a
+ * claim that committed while this one waited for the lock) and only the picked rows are locked:
+ * messages of an account at its limit stay untouched (no row lock written) however often the
+ * engine asks. The picked rows are found again by `ctid` (a direct heap fetch, where a join on
+ * `id` would descend the primary key once more per row). A picked row that changed since the
+ * candidates were read is re-checked by FOR UPDATE (the same `id`, due again) or skipped; one
+ * locked in its newer version is then not visible to the UPDATE and stays unclaimed: never too
+ * many. An account without a plan in `maxInFlightByPlan` (or without an accounts row) has no
+ * limit.
  *
  * Per-origin rooms (`originRooms`, the engine's congested origins): the candidates are, in due
  * order, the rows of origins without a room (read past the limited origins' rows, at most
@@ -182,81 +185,89 @@ type LimitedClaimRow = MessageRow & { at_limit: string[] | null };
  * rows (an anti-join would read every due row first), and the two parts repeat the bounded read
  * of the due rows instead of sharing a CTE (PostgreSQL would materialize a CTE read twice, all
  * `limit` + ORIGIN_SKIP_SCAN rows of it). A row's origin is its scheme, `//` and
- * `url_host`, as `new URL(url).origin` spells it. Without an account limit the advisory lock is
- * not taken: SKIP LOCKED alone keeps two nodes off the same row.
+ * `url_host`, as `new URL(url).origin` spells it.
+ *
+ * The same statement tells whether a flow-control gate is ready (`gatesReady`), and, on the
+ * pool, commits as `synchronous_commit = off` would (a claim lost to a server crash only makes
+ * its messages due again), so the engine's usual claim is one statement without BEGIN, `SET
+ * LOCAL` and COMMIT.
  */
 export async function messageClaimDueLimited(
   db: Db,
   p: MessageClaimDueLimitedParams,
+  relaxed = false,
 ): Promise<MessageClaimDueLimitedResult> {
   const limited = Object.entries(p.maxInFlightByPlan).filter(([, max]) => max > 0);
-  if (p.limit <= 0) return { messages: [], atLimit: [] };
-  if (limited.length === 0 && (p.originRooms?.length ?? 0) === 0) {
-    return { messages: await messageClaimDue(db, p), atLimit: [] };
-  }
   const rooms = p.originRooms ?? [];
   const origins = rooms.map((r) => r.origin);
-  const scan = p.limit + ORIGIN_SKIP_SCAN;
-  const claim = async (tx: Db): Promise<LimitedClaimRow[]> => {
-    const locked =
-      limited.length > 0
-        ? tx`SELECT pg_advisory_xact_lock(${CLAIM_LOCK_CLASS}, hashtext(current_schema()))`
-        : undefined;
-    const claimed = tx<LimitedClaimRow[]>`
-      WITH c AS (
+  const scan = Math.max(0, p.limit) + ORIGIN_SKIP_SCAN;
+  const off = relaxed ? `(SELECT set_config('synchronous_commit', 'off', true)) AS relaxed, ` : '';
+  const rows = await db.unsafe<LimitedClaimRow[]>(
+    `WITH c AS (
         (SELECT tid, id, account_id, due_at FROM (
           SELECT ctid AS tid, id, account_id, due_at, url_host, url FROM messages
-          WHERE due_at <= ${p.now} ORDER BY due_at LIMIT ${scan}) s
-        WHERE lower(split_part(s.url, '//', 1)) || '//' || s.url_host <> ALL (${origins}::text[])
-        LIMIT ${p.limit})
+          WHERE due_at <= $1 ORDER BY due_at LIMIT $2) s
+        WHERE lower(split_part(s.url, '//', 1)) || '//' || s.url_host <> ALL ($3::text[])
+        LIMIT $4)
         UNION ALL
-        SELECT x.* FROM unnest(${origins}::text[], ${rooms.map((r) => r.room)}::integer[])
-          AS r(origin, room)
+        SELECT x.* FROM unnest($3::text[], $5::integer[]) AS r(origin, room)
         CROSS JOIN LATERAL (
           SELECT tid, id, account_id, due_at FROM (
             SELECT ctid AS tid, id, account_id, due_at, url_host, url FROM messages
-            WHERE due_at <= ${p.now} ORDER BY due_at LIMIT ${scan}) s
+            WHERE due_at <= $1 ORDER BY due_at LIMIT $2) s
           WHERE lower(split_part(s.url, '//', 1)) || '//' || s.url_host = r.origin
           LIMIT r.room) x
         WHERE r.room > 0
       ), fit AS (
-        SELECT * FROM c ORDER BY due_at, id LIMIT ${p.limit}
+        SELECT * FROM c ORDER BY due_at, id LIMIT $4
       ), slots AS (
-        SELECT a.account_id, lim.max - ferry_leased_count(a.account_id, ${p.now}) AS free
+        SELECT a.account_id,
+          lim.max - ferry_leased_count_locked(a.account_id, $1, $6) AS free
         FROM (SELECT DISTINCT account_id FROM fit) a
           JOIN accounts ac ON ac.id = a.account_id
-          JOIN unnest(${limited.map(([plan]) => plan)}::text[],
-            ${limited.map(([, max]) => max)}::integer[]) AS lim(plan, max) ON lim.plan = ac.plan
+          JOIN unnest($7::text[], $8::integer[]) AS lim(plan, max) ON lim.plan = ac.plan
       ), ranked AS (
         SELECT fit.tid, fit.id, fit.account_id, s.free,
           row_number() OVER (PARTITION BY fit.account_id ORDER BY fit.due_at, fit.id) AS n
         FROM fit LEFT JOIN slots s ON s.account_id = fit.account_id
       ), picked AS (
         SELECT m.ctid AS tid, m.due_at FROM messages m JOIN ranked r ON m.ctid = r.tid
-        WHERE (r.free IS NULL OR r.n <= r.free) AND m.id = r.id AND m.due_at <= ${p.now}
+        WHERE (r.free IS NULL OR r.n <= r.free) AND m.id = r.id AND m.due_at <= $1
         FOR UPDATE OF m SKIP LOCKED
       ), claimed AS (
         UPDATE messages m
-        SET due_at = ${p.leaseUntil}, lease_token = gen_random_uuid()::text
+        SET due_at = $9, lease_token = gen_random_uuid()::text
         FROM picked
         WHERE m.ctid = picked.tid
         RETURNING m.*, picked.due_at AS claimed_due_at
       )
-      SELECT w.at_limit, claimed.*
+      SELECT ${off}w.at_limit,
+        EXISTS (SELECT 1 FROM flow_gates WHERE ready_at <= $1) AS gates_ready, claimed.*
       FROM (SELECT array_agg(DISTINCT account_id) AS at_limit FROM ranked WHERE n > free) w
         LEFT JOIN claimed ON true
-      ORDER BY claimed.claimed_due_at, claimed.id`;
-    const [, rows] = await Promise.all([locked, claimed]);
-    return rows;
-  };
-  // Outside a transaction the lock would end with its own statement: open one. Inside one, no
-  // savepoint is needed (the lock is released with the transaction either way).
-  const rows = limited.length > 0 ? await transactional(db, claim) : await claim(db);
+      ORDER BY claimed.claimed_due_at, claimed.id`,
+    [
+      p.now,
+      scan,
+      origins,
+      Math.max(0, p.limit),
+      rooms.map((r) => r.room),
+      CLAIM_LOCK_CLASS,
+      limited.map(([plan]) => plan),
+      limited.map(([, max]) => max),
+      p.leaseUntil,
+    ],
+    { prepare: true },
+  );
   const claimed = await withBodies(
     db,
     rows.filter((row) => row.id !== null),
   );
-  return { messages: claimed.map(toClaimedMessage), atLimit: rows[0]?.at_limit ?? [] };
+  return {
+    messages: claimed.map(toClaimedMessage),
+    atLimit: rows[0]?.at_limit ?? [],
+    gatesReady: rows[0]?.gates_ready === true,
+  };
 }
 
 export async function messageNextDueAt(
@@ -346,6 +357,52 @@ export async function messageDeleteLeasedMany(
     WHERE m.id = l.id AND m.lease_token = l.token
     RETURNING m.id, m.gate_id`;
   return released(db, leases, rows);
+}
+
+/**
+ * `messageFinishMany` as one statement, for leases of messages without a flow-control gate (a
+ * gate holder's delete must also make its gate ready, which takes a lock first: see touchGates).
+ * The DELETE's rows go to the events' insert as a filter: the events of a lease that did not
+ * hold are not written. Returns the ids deleted; a lease not among them was lost or is gated.
+ * Event bodies must be inline (see bodiesToStore). With `relaxed`, the statement (its own
+ * transaction) commits without waiting for the WAL flush, as `SET LOCAL synchronous_commit =
+ * off` would in a transaction; never inside a caller's transaction, whose durability is its own.
+ */
+export async function messageFinishUngated(
+  db: Db,
+  p: MessageFinishManyParams,
+  relaxed: boolean,
+): Promise<string[]> {
+  const events = [...p.events, ...p.finished.flatMap((f) => f.events)];
+  const owners = [
+    ...p.events.map(() => null),
+    ...p.finished.flatMap((f) => f.events.map(() => f.lease.id)),
+  ];
+  const log = insertEvents.text(3, {
+    name: 'finished',
+    type: 'text',
+    where: 'r.finished IS NULL OR r.finished IN (SELECT id FROM done)',
+  });
+  const off = relaxed ? `(SELECT set_config('synchronous_commit', 'off', true)) AS relaxed, ` : '';
+  const text =
+    `WITH done AS (DELETE FROM messages m ` +
+    `USING unnest($1::text[], $2::text[]) AS l(id, token) ` +
+    `WHERE m.id = l.id AND m.lease_token = l.token AND m.gate_id IS NULL RETURNING m.id), ` +
+    `logged AS (${log}) SELECT ${off}array(SELECT id FROM done) AS ids`;
+  const [row] = await db.unsafe<{ ids: string[] }[]>(
+    text,
+    [
+      p.finished.map((f) => f.lease.id),
+      p.finished.map((f) => f.lease.leaseToken),
+      ...insertEvents.params(db, events),
+      owners,
+    ],
+    { prepare: true },
+  );
+  return appliedIds(
+    p.finished.map((f) => f.lease),
+    (row?.ids ?? []).map((id) => ({ id })),
+  );
 }
 
 export async function messageRetryManyLeased(db: Db, p: MessageRetryManyParams): Promise<string[]> {

@@ -76,6 +76,7 @@ import type {
   QueueUpsertParams,
   QueueUpsertResult,
   MessageDeleteLeasedManyParams,
+  MessageFinishManyParams,
   MessageDeleteManyParams,
   MessageGetParams,
   MessageListParams,
@@ -206,7 +207,11 @@ export class SqliteExecutor implements Executor {
    * exact. The origin rooms apply here (messageClaimDueRooms).
    */
   messageClaimDueLimited(p: MessageClaimDueLimitedParams): Promise<MessageClaimDueLimitedResult> {
-    return this.scope.run(() => ({ messages: this.ops.messageClaimDueRooms(p), atLimit: [] }));
+    return this.scope.run(() => ({
+      messages: this.ops.messageClaimDueRooms(p),
+      atLimit: [],
+      gatesReady: this.ops.flowGates.mayBeReady(p.now),
+    }));
   }
   messageNextDueAt(p: MessageNextDueAtParams): Promise<number | undefined> {
     return this.scope.run(() => this.ops.messageNextDueAt(p), READ_ONLY);
@@ -216,6 +221,9 @@ export class SqliteExecutor implements Executor {
   }
   messageDeleteLeasedMany(p: MessageDeleteLeasedManyParams): Promise<string[]> {
     return this.scope.run(() => this.ops.messageDeleteLeasedMany(p));
+  }
+  messageFinishMany(p: MessageFinishManyParams): Promise<string[]> {
+    return this.scope.run(() => this.ops.messageFinishMany(p));
   }
   messageRetryManyLeased(p: MessageRetryManyParams): Promise<string[]> {
     return this.scope.run(() => this.ops.messageRetryManyLeased(p));

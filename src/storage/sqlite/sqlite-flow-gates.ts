@@ -101,6 +101,11 @@ export class SqliteFlowGateOps {
 
   constructor(private readonly statements: SqliteStatements) {}
 
+  /** False when no gate is ready at `now` (admission would find nothing to do). */
+  mayBeReady(now: number): boolean {
+    return now >= this.readyBound;
+  }
+
   /** The bound is unknown again (a transaction or savepoint rolled back): admission reads. */
   forgetReady(): void {
     this.readyBound = 0;

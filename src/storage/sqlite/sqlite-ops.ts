@@ -39,6 +39,7 @@ import type {
   MessageClaimDueParams,
   MessageCountInFlightParams,
   MessageDeleteLeasedManyParams,
+  MessageFinishManyParams,
   MessageDeleteManyParams,
   MessageGetParams,
   MessageListParams,
@@ -168,7 +169,7 @@ export class SqliteOps {
   /** Shared bodies (`sqlite-bodies.ts`, migration 011). */
   readonly bodies: SqliteBodyOps;
 
-  constructor(db: Database.Database) {
+  constructor(private readonly db: Database.Database) {
     this.statements = new SqliteStatements(db);
     this.bodies = new SqliteBodyOps(this.statements);
     this.management = new SqliteManagementOps(this.statements, this.leases);
@@ -187,8 +188,23 @@ export class SqliteOps {
     return this.statements.getDynamic(sql);
   }
 
+  /**
+   * `fn` all or nothing, its lease changes included: an operation that fails after deleting a
+   * lease (an insert after a fenced delete) puts it back, at the root as in a savepoint.
+   */
   private inTransaction<T>(fn: () => T): T {
-    return this.statements.atomic(fn);
+    const root = !this.db.inTransaction;
+    if (root) this.leases.begin();
+    const mark = this.leases.mark();
+    try {
+      const result = this.statements.atomic(fn);
+      if (root) this.leases.commit();
+      return result;
+    } catch (error) {
+      if (root) this.leases.rollback();
+      else this.leases.rollbackTo(mark);
+      throw error;
+    }
   }
 
   // ---- accounts ---------------------------------------------------------------------------
@@ -429,6 +445,18 @@ export class SqliteOps {
     const held = leases.filter((l) => this.leases.holds(l.id, l.leaseToken));
     for (const l of held) this.leases.set(l.id, { token: l.leaseToken, until: leaseUntil });
     return held.map((l) => l.id);
+  }
+  /** Durable at the root like every write here: stronger than the contract asks. */
+  messageFinishMany({ events, finished }: MessageFinishManyParams): string[] {
+    return this.inTransaction(() => {
+      this.eventInsertMany({ events });
+      const deleted = this.messageDeleteLeasedMany({ leases: finished.map((f) => f.lease) });
+      const held = new Set(deleted);
+      this.eventInsertMany({
+        events: finished.flatMap((f) => (held.has(f.lease.id) ? f.events : [])),
+      });
+      return deleted;
+    });
   }
   messageDeleteLeasedMany({ leases }: MessageDeleteLeasedManyParams): string[] {
     return this.fenced(leases, 'DELETE FROM messages WHERE id = ? RETURNING gate_id', (lease) => [
