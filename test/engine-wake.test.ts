@@ -6,13 +6,16 @@
  *
  * The window is made deterministic with an injected clock that jumps forward between the
  * engine's claim and its next-due read; the storage is real.
+ *
+ * Nor does it spin or stall when a flow-control admission round fails: it tries again in a
+ * second (measured on the wall clock between the injected failure and the delivery).
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/core/clock.js';
 import type { Driver } from '../src/storage/driver.js';
 import { startFerry, STORAGES, type TestFerry } from './helpers/ferry.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
-import { replacingAtRoot } from './helpers/wrap-driver.js';
+import { replacing, replacingAtRoot, wrapTransactions } from './helpers/wrap-driver.js';
 
 /**
  * The driver, with the clock moved `jumpMs` forward when the first claim after `arm()` has
@@ -65,5 +68,42 @@ describe.each(STORAGES)('the started engine and its next due time (%s)', (storag
     jump.arm();
     // The engine's idle maximum is 5 s: arriving within 3.5 s means it did not sleep that long.
     await dest.waitFor(1, 3_500);
+  });
+
+  it('tries a failed admission round again in about a second, not at once and not later', async () => {
+    let armed = false;
+    let failedAt: number | undefined;
+    t = await startFerry({
+      storage,
+      wrapDriver: (driver) =>
+        wrapTransactions(driver, (run) =>
+          run((tx) =>
+            replacing(tx, 'flowGateAdmit', (admit) => async (p) => {
+              if (!armed) return admit(p);
+              armed = false;
+              failedAt = Date.now();
+              throw new Error('admission failed (injected)');
+            }),
+          ),
+        ),
+    });
+    // The first message's arrival arms the failure: its slot frees when it is answered, and the
+    // admission of the second message fails once.
+    dest = await startReceiver((_req, index) => {
+      if (index === 0) armed = true;
+      return { status: 200 };
+    });
+    const key = { 'Svc-Flow-Control-Key': 'k', 'Svc-Flow-Control-Value': 'parallelism=1' };
+    const res = await t.api('/v2/batch', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify([0, 1].map(() => ({ destination: `${dest?.url}/k`, headers: key }))),
+    });
+    expect(res.status).toBe(200);
+    const [, second] = await dest.waitFor(2, 5_000);
+    if (failedAt === undefined || !second) throw new Error('the admission never failed');
+    const gap = second.at - failedAt;
+    expect(gap).toBeGreaterThanOrEqual(900);
+    expect(gap).toBeLessThan(2_000);
   });
 });
