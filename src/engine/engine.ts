@@ -285,9 +285,9 @@ export class Engine {
     let claimed: ClaimedMessage[];
     let taken = 0;
     let admission: Admission;
-    let claimedAt: number;
+    let nextDueAt: number | undefined;
     try {
-      ({ claimed, taken, admission, now: claimedAt } = await this.claimAdmitted(limit));
+      ({ claimed, taken, admission, nextDueAt } = await this.claimAdmitted(limit));
     } catch (error) {
       this.options.logger.error({ err: error }, 'claiming due messages failed; retrying in 1 s');
       this.endClaim(1_000);
@@ -303,15 +303,9 @@ export class Engine {
       this.endClaim(0);
       return;
     }
-    try {
-      // After the claim's own time, not the clock's now: a message that became due between the
-      // claim and this read was not claimed, and must count as the next due (it is, now).
-      const next = await this.options.executor.messageNextDueAt({ after: claimedAt });
-      this.endClaim(next === undefined ? this.maxIdleMs : next - this.options.clock.now());
-    } catch (error) {
-      this.options.logger.error({ err: error }, 'reading the next due time failed');
-      this.endClaim(1_000);
-    }
+    // Read by the claim after its own time, not the clock's now: a message that became due
+    // since was not claimed, and counts as the next due (it is, now).
+    this.endClaim(nextDueAt === undefined ? this.maxIdleMs : nextDueAt - this.options.clock.now());
   }
 
   /**
@@ -330,9 +324,12 @@ export class Engine {
    * time: a fast delivery's ACTIVE and DELIVERED then share one commit, and the claim itself
    * touches only the messages table (each commit writes whole pages of every table it touches).
    */
-  private async claimAdmitted(
-    limit: number,
-  ): Promise<{ claimed: ClaimedMessage[]; taken: number; admission: Admission; now: number }> {
+  private async claimAdmitted(limit: number): Promise<{
+    claimed: ClaimedMessage[];
+    taken: number;
+    admission: Admission;
+    nextDueAt: number | undefined;
+  }> {
     const now = this.options.clock.now();
     const leaseUntil = now + this.options.leaseMs;
     // The claim leaves the messages of accounts at max_global_parallelism due (on PostgreSQL,
@@ -344,6 +341,7 @@ export class Engine {
       messages: all,
       atLimit,
       gatesReady,
+      nextDueAt,
     } = await this.options.executor.messageClaimDueLimited({
       now,
       limit,
@@ -371,7 +369,7 @@ export class Engine {
         done: Promise.resolve(),
       });
     }
-    return { claimed, taken: all.length, admission, now };
+    return { claimed, taken: all.length, admission, nextDueAt };
   }
 
   /**

@@ -232,6 +232,11 @@ export interface MessageClaimDueLimitedResult {
    * when none is (it keeps a lower bound of the gates' ready times).
    */
   gatesReady: boolean;
+  /**
+   * What `messageNextDueAt({ after: now })` reads as the claim left the table (undefined: nothing
+   * waits), so that the engine needs no read of its own when the claim took less than `limit`.
+   */
+  nextDueAt: number | undefined;
 }
 export interface MessageLeaseExtendManyParams {
   leases: Lease[];

@@ -50,7 +50,11 @@ export function claimLimitCases(ctx: SuiteContext): void {
     expect(ids(messages)).toEqual([first?.id, other?.id, late?.id]);
     expect(messages.every((m) => m.dueAt === T0 + 100 + LEASE_MS && m.leaseToken)).toBe(true);
     expect(atLimit).toEqual([]);
-    expect(await claim(T0 + 100, 10, {})).toEqual({ messages: [], atLimit: [], gatesReady: false });
+    expect(await claim(T0 + 100, 10, {})).toMatchObject({
+      messages: [],
+      atLimit: [],
+      gatesReady: false,
+    });
   });
 
   it('takes at most an account’s free slots, earliest first, and names it when it is at its limit', async (t) => {
@@ -66,7 +70,7 @@ export function claimLimitCases(ctx: SuiteContext): void {
     expect(ids(second.messages)).toEqual([b1?.id, a2?.id, a3?.id, b2?.id]);
     expect(second.atLimit).toEqual([free.id]);
     expect(await ex.messageCountInFlight({ accountId: free.id, now })).toBe(3);
-    expect(await claim(now, 10, limits)).toEqual({
+    expect(await claim(now, 10, limits)).toMatchObject({
       messages: [],
       atLimit: [free.id],
       gatesReady: false,
@@ -113,7 +117,7 @@ export function claimLimitCases(ctx: SuiteContext): void {
         leaseUntil: now + LEASE_MS,
         maxInFlightByPlan: limits,
       });
-      expect(again).toEqual({ messages: [], atLimit: [free.id], gatesReady: false });
+      expect(again).toMatchObject({ messages: [], atLimit: [free.id], gatesReady: false });
       return claimed;
     });
     expect(first.messages).toHaveLength(2);

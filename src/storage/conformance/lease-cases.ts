@@ -186,6 +186,26 @@ export function leaseCases(ctx: SuiteContext): void {
     ]);
   });
 
+  it('the engine’s claim reads the next due time after it, as messageNextDueAt would', async () => {
+    await insertDue(T0, T0 + 50, T0 + 5_000);
+    const claim = async (now: number) => {
+      const result = await ex.messageClaimDueLimited({
+        now,
+        limit: 10,
+        leaseUntil: now + LEASE_MS,
+        maxInFlightByPlan: {},
+      });
+      expect(result.nextDueAt).toBe(await ex.messageNextDueAt({ after: now }));
+      return result.nextDueAt;
+    };
+    expect(await claim(T0 + 10)).toBe(T0 + 50);
+    expect(await claim(T0 + 100)).toBe(T0 + 5_000);
+    // Nothing waits any more: the earliest lease expiry (the first claim's) is next.
+    expect(await claim(T0 + 6_000)).toBe(T0 + 10 + LEASE_MS);
+    await ex.messageDeleteMany({ accountId, filter: {} });
+    expect(await claim(T0 + 7_000)).toBeUndefined();
+  });
+
   it('messageRetryManyLeased sets dueAt and retried, and ends the lease', async () => {
     const [message] = await insertDue(T0);
     const [claimed] = await ex.messageClaimDue({ now: T0, limit: 1, leaseUntil: T0 + LEASE_MS });

@@ -308,7 +308,11 @@ describe.skipIf(!url)('postgres driver on a shared schema', () => {
         return taken;
       });
       expect(first.messages.map((m) => m.id)).toEqual(later.map((m) => m.id));
-      expect(await second).toEqual({ messages: [], atLimit: [account.id], gatesReady: false });
+      expect(await second).toMatchObject({
+        messages: [],
+        atLimit: [account.id],
+        gatesReady: false,
+      });
     } finally {
       done = true;
       await admin.end({ timeout: 5 });

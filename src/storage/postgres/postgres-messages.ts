@@ -147,7 +147,11 @@ export async function messageClaimDue(db: Db, p: MessageClaimDueParams): Promise
  */
 export const CLAIM_LOCK_CLASS = 0x46436c6d; // "FClm"
 
-type LimitedClaimRow = MessageRow & { at_limit: string[] | null; gates_ready: boolean };
+type LimitedClaimRow = MessageRow & {
+  at_limit: string[] | null;
+  gates_ready: boolean;
+  next_due_at: string | null;
+};
 
 /**
  * The engine's claim under max_global_parallelism, exact across nodes, as one statement.
@@ -187,7 +191,9 @@ type LimitedClaimRow = MessageRow & { at_limit: string[] | null; gates_ready: bo
  * `limit` + ORIGIN_SKIP_SCAN rows of it). A row's origin is its scheme, `//` and
  * `url_host`, as `new URL(url).origin` spells it.
  *
- * The same statement tells whether a flow-control gate is ready (`gatesReady`), and, on the
+ * The same statement tells whether a flow-control gate is ready (`gatesReady`) and the next due
+ * time after `now` as messageNextDueAt would read it after the commit (the statement's snapshot
+ * still has the claimed rows due, so their lease expiry comes from its RETURNING), and, on the
  * pool, commits as `synchronous_commit = off` would (a claim lost to a server crash only makes
  * its messages due again), so the engine's usual claim is one statement without BEGIN, `SET
  * LOCAL` and COMMIT.
@@ -242,7 +248,12 @@ export async function messageClaimDueLimited(
         RETURNING m.*, picked.due_at AS claimed_due_at
       )
       SELECT ${off}w.at_limit,
-        EXISTS (SELECT 1 FROM flow_gates WHERE ready_at <= $1) AS gates_ready, claimed.*
+        EXISTS (SELECT 1 FROM flow_gates WHERE ready_at <= $1) AS gates_ready,
+        LEAST(
+          (SELECT min(due_at) FROM messages WHERE due_at > $1 AND due_at < $10),
+          (SELECT min(ready_at) FROM flow_gates WHERE ready_at IS NOT NULL),
+          (SELECT min(due_at) FROM claimed)) AS next_due_at,
+        claimed.*
       FROM (SELECT array_agg(DISTINCT account_id) AS at_limit FROM ranked WHERE n > free) w
         LEFT JOIN claimed ON true
       ORDER BY claimed.claimed_due_at, claimed.id`,
@@ -256,6 +267,7 @@ export async function messageClaimDueLimited(
       limited.map(([plan]) => plan),
       limited.map(([, max]) => max),
       p.leaseUntil,
+      PARKED_DUE_AT,
     ],
     { prepare: true },
   );
@@ -267,6 +279,7 @@ export async function messageClaimDueLimited(
     messages: claimed.map(toClaimedMessage),
     atLimit: rows[0]?.at_limit ?? [],
     gatesReady: rows[0]?.gates_ready === true,
+    nextDueAt: rows[0]?.next_due_at == null ? undefined : Number(rows[0].next_due_at),
   };
 }
 

@@ -211,6 +211,7 @@ export class SqliteExecutor implements Executor {
       messages: this.ops.messageClaimDueRooms(p),
       atLimit: [],
       gatesReady: this.ops.flowGates.mayBeReady(p.now),
+      nextDueAt: this.ops.messageNextDueAt({ after: p.now }),
     }));
   }
   messageNextDueAt(p: MessageNextDueAtParams): Promise<number | undefined> {
