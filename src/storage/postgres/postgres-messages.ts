@@ -154,6 +154,67 @@ type LimitedClaimRow = MessageRow & {
 };
 
 /**
+ * The claim's statement, built once per form: its text is a few KB, which building for every
+ * claim made garbage for the young generation's collections to sweep.
+ */
+const claimTexts = new Map<boolean, string>();
+function claimText(relaxed: boolean): string {
+  let text = claimTexts.get(relaxed);
+  if (text !== undefined) return text;
+  const off = relaxed ? `(SELECT set_config('synchronous_commit', 'off', true)) AS relaxed, ` : '';
+  text = `WITH c AS (
+        (SELECT tid, id, account_id, due_at FROM (
+          SELECT ctid AS tid, id, account_id, due_at, url_host, url FROM messages
+          WHERE due_at <= $1 ORDER BY due_at LIMIT $2) s
+        WHERE lower(split_part(s.url, '//', 1)) || '//' || s.url_host <> ALL ($3::text[])
+        LIMIT $4)
+        UNION ALL
+        SELECT x.* FROM unnest($3::text[], $5::integer[]) AS r(origin, room)
+        CROSS JOIN LATERAL (
+          SELECT tid, id, account_id, due_at FROM (
+            SELECT ctid AS tid, id, account_id, due_at, url_host, url FROM messages
+            WHERE due_at <= $1 ORDER BY due_at LIMIT $2) s
+          WHERE lower(split_part(s.url, '//', 1)) || '//' || s.url_host = r.origin
+          LIMIT r.room) x
+        WHERE r.room > 0
+      ), fit AS (
+        SELECT * FROM c ORDER BY due_at, id LIMIT $4
+      ), slots AS (
+        SELECT a.account_id,
+          lim.max - ferry_leased_count_locked(a.account_id, $1, $6) AS free
+        FROM (SELECT DISTINCT account_id FROM fit) a
+          JOIN accounts ac ON ac.id = a.account_id
+          JOIN unnest($7::text[], $8::integer[]) AS lim(plan, max) ON lim.plan = ac.plan
+      ), ranked AS (
+        SELECT fit.tid, fit.id, fit.account_id, s.free,
+          row_number() OVER (PARTITION BY fit.account_id ORDER BY fit.due_at, fit.id) AS n
+        FROM fit LEFT JOIN slots s ON s.account_id = fit.account_id
+      ), picked AS (
+        SELECT m.ctid AS tid, m.due_at FROM messages m JOIN ranked r ON m.ctid = r.tid
+        WHERE (r.free IS NULL OR r.n <= r.free) AND m.id = r.id AND m.due_at <= $1
+        FOR UPDATE OF m SKIP LOCKED
+      ), claimed AS (
+        UPDATE messages m
+        SET due_at = $9, lease_token = gen_random_uuid()::text
+        FROM picked
+        WHERE m.ctid = picked.tid
+        RETURNING m.*, picked.due_at AS claimed_due_at
+      )
+      SELECT ${off}w.at_limit,
+        EXISTS (SELECT 1 FROM flow_gates WHERE ready_at <= $1) AS gates_ready,
+        LEAST(
+          (SELECT min(due_at) FROM messages WHERE due_at > $1 AND due_at < $10),
+          (SELECT min(ready_at) FROM flow_gates WHERE ready_at IS NOT NULL),
+          (SELECT min(due_at) FROM claimed)) AS next_due_at,
+        claimed.*
+      FROM (SELECT array_agg(DISTINCT account_id) AS at_limit FROM ranked WHERE n > free) w
+        LEFT JOIN claimed ON true
+      ORDER BY claimed.claimed_due_at, claimed.id`;
+  claimTexts.set(relaxed, text);
+  return text;
+}
+
+/**
  * The engine's claim under max_global_parallelism, exact across nodes, as one statement.
  *
  * Unlike SQLite (one process, so the engine counts deliveries per account in memory), every node
@@ -207,56 +268,8 @@ export async function messageClaimDueLimited(
   const rooms = p.originRooms ?? [];
   const origins = rooms.map((r) => r.origin);
   const scan = Math.max(0, p.limit) + ORIGIN_SKIP_SCAN;
-  const off = relaxed ? `(SELECT set_config('synchronous_commit', 'off', true)) AS relaxed, ` : '';
   const rows = await db.unsafe<LimitedClaimRow[]>(
-    `WITH c AS (
-        (SELECT tid, id, account_id, due_at FROM (
-          SELECT ctid AS tid, id, account_id, due_at, url_host, url FROM messages
-          WHERE due_at <= $1 ORDER BY due_at LIMIT $2) s
-        WHERE lower(split_part(s.url, '//', 1)) || '//' || s.url_host <> ALL ($3::text[])
-        LIMIT $4)
-        UNION ALL
-        SELECT x.* FROM unnest($3::text[], $5::integer[]) AS r(origin, room)
-        CROSS JOIN LATERAL (
-          SELECT tid, id, account_id, due_at FROM (
-            SELECT ctid AS tid, id, account_id, due_at, url_host, url FROM messages
-            WHERE due_at <= $1 ORDER BY due_at LIMIT $2) s
-          WHERE lower(split_part(s.url, '//', 1)) || '//' || s.url_host = r.origin
-          LIMIT r.room) x
-        WHERE r.room > 0
-      ), fit AS (
-        SELECT * FROM c ORDER BY due_at, id LIMIT $4
-      ), slots AS (
-        SELECT a.account_id,
-          lim.max - ferry_leased_count_locked(a.account_id, $1, $6) AS free
-        FROM (SELECT DISTINCT account_id FROM fit) a
-          JOIN accounts ac ON ac.id = a.account_id
-          JOIN unnest($7::text[], $8::integer[]) AS lim(plan, max) ON lim.plan = ac.plan
-      ), ranked AS (
-        SELECT fit.tid, fit.id, fit.account_id, s.free,
-          row_number() OVER (PARTITION BY fit.account_id ORDER BY fit.due_at, fit.id) AS n
-        FROM fit LEFT JOIN slots s ON s.account_id = fit.account_id
-      ), picked AS (
-        SELECT m.ctid AS tid, m.due_at FROM messages m JOIN ranked r ON m.ctid = r.tid
-        WHERE (r.free IS NULL OR r.n <= r.free) AND m.id = r.id AND m.due_at <= $1
-        FOR UPDATE OF m SKIP LOCKED
-      ), claimed AS (
-        UPDATE messages m
-        SET due_at = $9, lease_token = gen_random_uuid()::text
-        FROM picked
-        WHERE m.ctid = picked.tid
-        RETURNING m.*, picked.due_at AS claimed_due_at
-      )
-      SELECT ${off}w.at_limit,
-        EXISTS (SELECT 1 FROM flow_gates WHERE ready_at <= $1) AS gates_ready,
-        LEAST(
-          (SELECT min(due_at) FROM messages WHERE due_at > $1 AND due_at < $10),
-          (SELECT min(ready_at) FROM flow_gates WHERE ready_at IS NOT NULL),
-          (SELECT min(due_at) FROM claimed)) AS next_due_at,
-        claimed.*
-      FROM (SELECT array_agg(DISTINCT account_id) AS at_limit FROM ranked WHERE n > free) w
-        LEFT JOIN claimed ON true
-      ORDER BY claimed.claimed_due_at, claimed.id`,
+    claimText(relaxed),
     [
       p.now,
       scan,
@@ -381,6 +394,26 @@ export async function messageDeleteLeasedMany(
  * transaction) commits without waiting for the WAL flush, as `SET LOCAL synchronous_commit =
  * off` would in a transaction; never inside a caller's transaction, whose durability is its own.
  */
+/** The statement of messageFinishUngated, built once per form (see claimText). */
+const finishTexts = new Map<boolean, string>();
+function finishText(relaxed: boolean): string {
+  let text = finishTexts.get(relaxed);
+  if (text !== undefined) return text;
+  const log = insertEvents.text(3, {
+    name: 'finished',
+    type: 'text',
+    where: 'r.finished IS NULL OR r.finished IN (SELECT id FROM done)',
+  });
+  const off = relaxed ? `(SELECT set_config('synchronous_commit', 'off', true)) AS relaxed, ` : '';
+  text =
+    `WITH done AS (DELETE FROM messages m ` +
+    `USING unnest($1::text[], $2::text[]) AS l(id, token) ` +
+    `WHERE m.id = l.id AND m.lease_token = l.token AND m.gate_id IS NULL RETURNING m.id), ` +
+    `logged AS (${log}) SELECT ${off}array(SELECT id FROM done) AS ids`;
+  finishTexts.set(relaxed, text);
+  return text;
+}
+
 export async function messageFinishUngated(
   db: Db,
   p: MessageFinishManyParams,
@@ -391,17 +424,7 @@ export async function messageFinishUngated(
     ...p.events.map(() => null),
     ...p.finished.flatMap((f) => f.events.map(() => f.lease.id)),
   ];
-  const log = insertEvents.text(3, {
-    name: 'finished',
-    type: 'text',
-    where: 'r.finished IS NULL OR r.finished IN (SELECT id FROM done)',
-  });
-  const off = relaxed ? `(SELECT set_config('synchronous_commit', 'off', true)) AS relaxed, ` : '';
-  const text =
-    `WITH done AS (DELETE FROM messages m ` +
-    `USING unnest($1::text[], $2::text[]) AS l(id, token) ` +
-    `WHERE m.id = l.id AND m.lease_token = l.token AND m.gate_id IS NULL RETURNING m.id), ` +
-    `logged AS (${log}) SELECT ${off}array(SELECT id FROM done) AS ids`;
+  const text = finishText(relaxed);
   const [row] = await db.unsafe<{ ids: string[] }[]>(
     text,
     [
