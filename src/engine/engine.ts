@@ -284,16 +284,20 @@ export class Engine {
     const limit = Math.min(room, this.claimBatch);
     let claimed: ClaimedMessage[];
     let taken = 0;
-    let admission: Admission;
+    let gatesReady = false;
     let nextDueAt: number | undefined;
     try {
-      ({ claimed, taken, admission, nextDueAt } = await this.claimAdmitted(limit));
+      ({ claimed, taken, gatesReady, nextDueAt } = await this.claimAdmitted(limit));
     } catch (error) {
       this.options.logger.error({ err: error }, 'claiming due messages failed; retrying in 1 s');
       this.endClaim(1_000);
       return;
     }
     for (const message of claimed) void this.deliver(message);
+    // Most claims find no flow-control gate ready: one write outside a transaction (on
+    // PostgreSQL one statement). When one is, admission makes the waiting messages of keys and
+    // queues that may start now due, and the claim that follows at once takes them.
+    const admission = gatesReady ? await this.admit(this.options.clock.now()) : 'done';
     if (admission === 'failed') {
       this.endClaim(1_000);
       return;
@@ -327,7 +331,7 @@ export class Engine {
   private async claimAdmitted(limit: number): Promise<{
     claimed: ClaimedMessage[];
     taken: number;
-    admission: Admission;
+    gatesReady: boolean;
     nextDueAt: number | undefined;
   }> {
     const now = this.options.clock.now();
@@ -349,10 +353,6 @@ export class Engine {
       maxInFlightByPlan: this.maxInFlightByPlan,
       originRooms,
     });
-    // Most claims find no flow-control gate ready: one write outside a transaction (on
-    // PostgreSQL one statement). When one is, admission makes the waiting messages of keys and
-    // queues that may start now due, and the claim that follows at once takes them.
-    const admission = gatesReady ? await this.admit(now) : 'done';
     this.atLimit = new Set(atLimit);
     const claimed = this.holdStalled(all, now);
     if (claimed.length > 0) {
@@ -369,7 +369,7 @@ export class Engine {
         done: Promise.resolve(),
       });
     }
-    return { claimed, taken: all.length, admission, nextDueAt };
+    return { claimed, taken: all.length, gatesReady, nextDueAt };
   }
 
   /**

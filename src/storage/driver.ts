@@ -723,7 +723,9 @@ export interface Executor {
    * the finished leases, then the events of those whose lease held, in that order; all or nothing
    * even outside a transaction, and not durable (as a transaction with `durable: false`). Returns
    * the ids deleted, in input order. PostgreSQL writes it as one statement when no event body is
-   * stored apart: the commit without BEGIN, COMMIT and `SET LOCAL`.
+   * stored apart: the commit without BEGIN, COMMIT and `SET LOCAL`. A message of a flow-control
+   * key or queue, whose delete must also make its gate ready, is written there by a transaction
+   * of its own after that statement (the outcome writer passes none).
    */
   messageFinishMany(params: MessageFinishManyParams): Promise<string[]>;
   /** Ends leases with a retry: sets `dueAt`, `retried`, clears the token; returns ids applied. */

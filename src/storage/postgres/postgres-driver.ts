@@ -265,7 +265,8 @@ class PostgresExecutor implements Executor {
         messages.messageFinishUngated(this.db, p, this.pool !== undefined),
       );
       if (deleted.length === p.finished.length) return deleted;
-      // The rest were lost (nothing to write) or are gated: as below, without the events above.
+      // The rest were lost (nothing to write) or are gated (a commit of their own, see the
+      // contract): as below, without the events written above.
       const done = new Set(deleted);
       rest = { events: [], finished: p.finished.filter((f) => !done.has(f.lease.id)) };
     }
