@@ -268,6 +268,45 @@ describe.skipIf(!url)('postgres driver on a shared schema', () => {
     });
   });
 
+  it('waits for the claim lock as a node of the previous version takes it (a rolling upgrade)', async () => {
+    await clearMessages(a.executor);
+    const account = makeAccount({ plan: 'free' });
+    await a.executor.accountInsert({ account });
+    await a.executor.messageInsertMany({ messages: [makeMessage(account.id, { dueAt: T0 })] });
+    const old = postgres(url ?? '', {
+      max: 1,
+      onnotice: () => {},
+      connection: { search_path: quoteIdentifier(schema) },
+    });
+    try {
+      let claimed: Promise<MessageClaimDueLimitedResult> | undefined;
+      let settled = false;
+      await old.begin(async (tx) => {
+        // The claim's lock as nodes before migration 012 take it: a statement of its own.
+        await tx`SELECT pg_advisory_xact_lock(${CLAIM_LOCK_CLASS}, hashtext(current_schema()))`;
+        claimed = b.executor.messageClaimDueLimited({
+          now: T0 + 1,
+          limit: 10,
+          leaseUntil: T0 + 60_000,
+          maxInFlightByPlan: { free: 4 },
+        });
+        void claimed.then(() => (settled = true));
+        // Waiting: its backend is blocked on the advisory lock this transaction holds.
+        for (;;) {
+          const [row] = await tx<{ n: number }[]>`
+            SELECT count(*)::int AS n FROM pg_locks
+            WHERE locktype = 'advisory' AND NOT granted AND classid = ${CLAIM_LOCK_CLASS}`;
+          if ((row?.n ?? 0) > 0) break;
+          expect(settled).toBe(false);
+        }
+        expect(settled).toBe(false);
+      });
+      expect((await claimed)?.messages).toHaveLength(1);
+    } finally {
+      await old.end({ timeout: 5 });
+    }
+  });
+
   it('a limited claim waits for a concurrent one to commit, then counts its leases', async () => {
     await clearMessages(a.executor);
     const account = makeAccount({ plan: 'free' });
