@@ -233,8 +233,9 @@ export interface MessageClaimDueLimitedResult {
    */
   gatesReady: boolean;
   /**
-   * What `messageNextDueAt({ after: now })` reads as the claim left the table (undefined: nothing
-   * waits), so that the engine needs no read of its own when the claim took less than `limit`.
+   * When the engine should claim next, as the claim left the table: the earliest `dueAt` after
+   * `now` (the engine's own leases at their expiry; parked messages of keys and queues excluded)
+   * or a gate's ready time, whichever comes first; undefined when nothing waits.
    */
   nextDueAt: number | undefined;
 }
@@ -278,10 +279,6 @@ export interface MessageDeleteManyParams {
   filter: RecordFilter;
   /** At most this many rows, oldest first. */
   limit?: number;
-}
-export interface MessageNextDueAtParams {
-  /** Only consider rows due strictly after this time (the caller just claimed everything ≤ it). */
-  after?: number;
 }
 
 export interface EventInsertManyParams {
@@ -709,8 +706,6 @@ export interface Executor {
   messageClaimDueLimited(
     params: MessageClaimDueLimitedParams,
   ): Promise<MessageClaimDueLimitedResult>;
-  /** Earliest `dueAt` of any message (after `after` when given), or undefined when none. */
-  messageNextDueAt(params: MessageNextDueAtParams): Promise<number | undefined>;
   /**
    * Pushes the leases' expiry (their `dueAt`) to `leaseUntil`; returns the ids renewed. A lease
    * whose row another transaction holds is skipped rather than waited for (PostgreSQL).

@@ -1,7 +1,7 @@
 /**
  * The engine's hot statements must stay index lookups however many messages wait (issue 16: a
  * backlog of delayed messages must not slow delivery). With 20,000 delayed messages stored, the
- * test runs the claim, the fenced delete of delivered messages and the next-due lookup through
+ * test runs the claim (with its next-due lookup) and the fenced delete of delivered messages through
  * the real driver, records the statements it sends (the drivers' `trace` option), and asks the
  * database for their plans: EXPLAIN on PostgreSQL (after ANALYZE, so the planner knows the table
  * is large), EXPLAIN QUERY PLAN on SQLite. A plan that reads the messages table by a scan, or a
@@ -25,7 +25,7 @@ const BACKLOG = 20_000;
 const DUE_NOW = 10;
 const NOW = Date.UTC(2026, 0, 1);
 /** The operations runHotPath marks. */
-const HOT_OPS = ['claim', 'claim (limited)', 'delete', 'next due'];
+const HOT_OPS = ['claim', 'claim (limited)', 'delete'];
 
 /** Stores the backlog (due in a day) and DUE_NOW messages due now. */
 async function seed(driver: Driver, accountId: string): Promise<void> {
@@ -41,7 +41,7 @@ async function seed(driver: Driver, accountId: string): Promise<void> {
   });
 }
 
-/** Runs the three operations; `mark` names the operation the next statements belong to. */
+/** Runs the hot operations; `mark` names the operation the next statements belong to. */
 async function runHotPath(driver: Driver, mark: (op: string) => void): Promise<void> {
   const ex = driver.executor;
   mark('claim');
@@ -66,9 +66,9 @@ async function runHotPath(driver: Driver, mark: (op: string) => void): Promise<v
     leases: [...claimed, ...limited.messages],
   });
   expect(deleted).toHaveLength(DUE_NOW);
-  mark('next due');
-  expect(await ex.messageNextDueAt({})).toBe(NOW + 86_400_000);
-  expect(await ex.messageNextDueAt({ after: NOW })).toBe(NOW + 86_400_000);
+  // The limited claim also read the next due time (in its statement on PostgreSQL, right after
+  // it on SQLite), which the plans below check with it.
+  expect(limited.nextDueAt).toBe(NOW + 30_000);
   mark('');
 }
 

@@ -167,3 +167,20 @@ function normalize(value: unknown): unknown {
   }
   return value;
 }
+
+/**
+ * When the engine would claim next as of `after` (the claim's `nextDueAt`), read by a claim that
+ * takes nothing; without `after`, counting every waiting message.
+ */
+export async function nextDueAt(
+  ex: Executor,
+  after = Number.MIN_SAFE_INTEGER,
+): Promise<number | undefined> {
+  const claim = await ex.messageClaimDueLimited({
+    now: after,
+    limit: 0,
+    leaseUntil: after,
+    maxInFlightByPlan: {},
+  });
+  return claim.nextDueAt;
+}

@@ -6,7 +6,15 @@
 import { beforeEach, expect, it } from 'vitest';
 import type { Message } from '../../core/types.js';
 import type { Executor } from '../driver.js';
-import { clearMessages, leaseOf, makeAccount, makeEvent, makeMessage, T0 } from './fixtures.js';
+import {
+  clearMessages,
+  leaseOf,
+  makeAccount,
+  makeEvent,
+  makeMessage,
+  nextDueAt,
+  T0,
+} from './fixtures.js';
 import type { SuiteContext } from './suite.js';
 
 const LEASE = 60_000;
@@ -48,11 +56,11 @@ export function flowGateCases(ctx: SuiteContext): void {
     expect(await claim(T0)).toEqual([]);
     const gate = await ex.flowGateGet(key('k'));
     expect(gate).toMatchObject({ parallelism: 2, waitListSize: 3, parallelismCount: 2 });
-    expect(await ex.messageNextDueAt({ after: T0 })).toBe(T0 + LEASE); // the leases, not the key
+    expect(await nextDueAt(ex, T0)).toBe(T0 + LEASE); // the leases, not the key
     const [done, other] = first;
     if (!done || !other) throw new Error('nothing claimed');
     await ex.messageDeleteLeasedMany({ leases: [leaseOf(done)] });
-    expect(await ex.messageNextDueAt({ after: T0 })).toBeLessThanOrEqual(T0); // ready to admit
+    expect(await nextDueAt(ex, T0)).toBeLessThanOrEqual(T0); // ready to admit
     expect((await claim(T0)).map((m) => m.id)).toEqual([messages[2]?.id]);
     // A waiting message reads back with its own due time, not the parked one.
     expect((await ex.messageGet({ accountId, id: messages[4]?.id ?? '' }))?.dueAt).toBe(T0);
@@ -107,7 +115,7 @@ export function flowGateCases(ctx: SuiteContext): void {
     const first = await claim(T0);
     expect(first).toHaveLength(2);
     expect(await claim(T0 + 9_999)).toEqual([]);
-    expect(await ex.messageNextDueAt({ after: T0 + 9_999 })).toBe(T0 + 10_000);
+    expect(await nextDueAt(ex, T0 + 9_999)).toBe(T0 + 10_000);
     expect(await ex.flowGateGet(key('r'))).toMatchObject({
       rateCount: 2,
       ratePeriodStart: T0,
@@ -300,7 +308,7 @@ export function flowGateCases(ctx: SuiteContext): void {
     const now = keyed('d', { parallelism: 5 });
     await ex.messageInsertMany({ messages: [late, now] });
     expect((await claim(T0)).map((m) => m.id)).toEqual([now.id]);
-    expect(await ex.messageNextDueAt({ after: T0 })).toBe(T0 + 1_000);
+    expect(await nextDueAt(ex, T0)).toBe(T0 + 1_000);
     expect((await claim(T0 + 1_000)).map((m) => m.id)).toEqual([late.id]);
   });
 

@@ -6,7 +6,15 @@ import { beforeEach, expect, it } from 'vitest';
 import { newId, newLeaseToken, newMessageId } from '../../core/ids.js';
 import type { EventRecord, Message } from '../../core/types.js';
 import type { Executor } from '../driver.js';
-import { clearMessages, leaseOf, makeEvent, makeMessage, plain, T0 } from './fixtures.js';
+import {
+  clearMessages,
+  leaseOf,
+  makeEvent,
+  makeMessage,
+  nextDueAt,
+  plain,
+  T0,
+} from './fixtures.js';
 import type { SuiteContext } from './suite.js';
 
 const LEASE_MS = 30_000;
@@ -186,7 +194,7 @@ export function leaseCases(ctx: SuiteContext): void {
     ]);
   });
 
-  it('the engine’s claim reads the next due time after it, as messageNextDueAt would', async () => {
+  it('the engine’s claim reads the next due time as it leaves the table', async () => {
     await insertDue(T0, T0 + 50, T0 + 5_000);
     const claim = async (now: number) => {
       const result = await ex.messageClaimDueLimited({
@@ -195,7 +203,6 @@ export function leaseCases(ctx: SuiteContext): void {
         leaseUntil: now + LEASE_MS,
         maxInFlightByPlan: {},
       });
-      expect(result.nextDueAt).toBe(await ex.messageNextDueAt({ after: now }));
       return result.nextDueAt;
     };
     expect(await claim(T0 + 10)).toBe(T0 + 50);
@@ -264,17 +271,17 @@ export function leaseCases(ctx: SuiteContext): void {
     expect(await ex.messageLeaseExtendMany({ leases: [], leaseUntil: T0 })).toEqual([]);
   });
 
-  it('messageNextDueAt: earliest dueAt, strictly after `after`, leased rows at their expiry', async () => {
-    expect(await ex.messageNextDueAt({})).toBeUndefined();
+  it('the claim’s nextDueAt: earliest dueAt, strictly after `now`, leased rows at their expiry', async () => {
+    expect(await nextDueAt(ex)).toBeUndefined();
     await insertDue(T0 + 500, T0 + 100, T0 + 100, T0 + 900);
-    expect(await ex.messageNextDueAt({})).toBe(T0 + 100);
-    expect(await ex.messageNextDueAt({ after: T0 + 99 })).toBe(T0 + 100);
-    expect(await ex.messageNextDueAt({ after: T0 + 100 })).toBe(T0 + 500);
-    expect(await ex.messageNextDueAt({ after: T0 + 900 })).toBeUndefined();
+    expect(await nextDueAt(ex)).toBe(T0 + 100);
+    expect(await nextDueAt(ex, T0 + 99)).toBe(T0 + 100);
+    expect(await nextDueAt(ex, T0 + 100)).toBe(T0 + 500);
+    expect(await nextDueAt(ex, T0 + 900)).toBeUndefined();
 
     await ex.messageClaimDue({ now: T0 + 100, limit: 2, leaseUntil: T0 + 700 });
-    expect(await ex.messageNextDueAt({})).toBe(T0 + 500);
-    expect(await ex.messageNextDueAt({ after: T0 + 500 })).toBe(T0 + 700);
+    expect(await nextDueAt(ex)).toBe(T0 + 500);
+    expect(await nextDueAt(ex, T0 + 500)).toBe(T0 + 700);
   });
 
   it('bulk cancel deletes leased messages too; their completion then applies to nothing', async () => {

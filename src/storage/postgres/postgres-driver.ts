@@ -244,7 +244,6 @@ class PostgresExecutor implements Executor {
     // On the pool the statement is its own transaction, which need not wait for its WAL flush.
     return this.track(messages.messageClaimDueLimited(this.db, p, this.pool !== undefined));
   }
-  messageNextDueAt = this.op(messages.messageNextDueAt);
   messageLeaseExtendMany = this.op(messages.messageLeaseExtendMany);
   messageDeleteLeasedMany = this.op(messages.messageDeleteLeasedMany);
   async messageFinishMany(p: MessageFinishManyParams): Promise<string[]> {
@@ -262,7 +261,7 @@ class PostgresExecutor implements Executor {
     if (oneStatement) {
       // On the pool the statement is its own transaction; in a caller's, part of it.
       deleted = await this.track(
-        messages.messageFinishUngated(this.db, p, this.pool !== undefined),
+        messages.messageFinishUngated(this.db, p, written, this.pool !== undefined),
       );
       if (deleted.length === p.finished.length) return deleted;
       // The rest were lost (nothing to write) or are gated (a commit of their own, see the

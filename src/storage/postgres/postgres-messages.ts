@@ -1,5 +1,5 @@
 /** Operations on the hot `messages` table. */
-import type { ClaimedMessage, Message } from '../../core/types.js';
+import type { ClaimedMessage, EventRecord, Message } from '../../core/types.js';
 import type {
   Lease,
   MessageClaimDueLimitedParams,
@@ -10,7 +10,6 @@ import type {
   MessageFinishManyParams,
   MessageGetParams,
   MessageLeaseExtendManyParams,
-  MessageNextDueAtParams,
   MessageReleaseManyParams,
   MessageRetryManyParams,
   MessageSpreadDueParams,
@@ -154,6 +153,12 @@ type LimitedClaimRow = MessageRow & {
 };
 
 /**
+ * A select-list column that makes the statement, when it is its own transaction, commit as
+ * `SET LOCAL synchronous_commit = off` would in one: not waiting for the WAL flush.
+ */
+const RELAXED_COMMIT = `(SELECT set_config('synchronous_commit', 'off', true)) AS relaxed, `;
+
+/**
  * The claim's statement, built once per form: its text is a few KB, which building for every
  * claim made garbage for the young generation's collections to sweep.
  */
@@ -161,7 +166,7 @@ const claimTexts = new Map<boolean, string>();
 function claimText(relaxed: boolean): string {
   let text = claimTexts.get(relaxed);
   if (text !== undefined) return text;
-  const off = relaxed ? `(SELECT set_config('synchronous_commit', 'off', true)) AS relaxed, ` : '';
+  const off = relaxed ? RELAXED_COMMIT : '';
   text = `WITH c AS (
         (SELECT tid, id, account_id, due_at FROM (
           SELECT ctid AS tid, id, account_id, due_at, url_host, url FROM messages
@@ -253,7 +258,7 @@ function claimText(relaxed: boolean): string {
  * `url_host`, as `new URL(url).origin` spells it.
  *
  * The same statement tells whether a flow-control gate is ready (`gatesReady`) and the next due
- * time after `now` as messageNextDueAt would read it after the commit (the statement's snapshot
+ * time after `now`, as a read after the commit would find it (the statement's snapshot
  * still has the claimed rows due, so their lease expiry comes from its RETURNING), and, on the
  * pool, commits as `synchronous_commit = off` would (a claim lost to a server crash only makes
  * its messages due again), so the engine's usual claim is one statement without BEGIN, `SET
@@ -294,27 +299,6 @@ export async function messageClaimDueLimited(
     gatesReady: rows[0]?.gates_ready === true,
     nextDueAt: rows[0]?.next_due_at == null ? undefined : Number(rows[0].next_due_at),
   };
-}
-
-export async function messageNextDueAt(
-  db: Db,
-  p: MessageNextDueAtParams,
-): Promise<number | undefined> {
-  // Two statements rather than `$1 IS NULL OR due_at > $1`, which would keep the planner from
-  // starting the min() index scan at `after`.
-  // Parked (waiting) rows are excluded; a ready gate counts even at or before `after`: its
-  // admission has work to do. LEAST ignores NULLs.
-  const [row] =
-    p.after === undefined
-      ? await db<{ due_at: string | null }[]>`
-          SELECT LEAST(
-            (SELECT min(due_at) FROM messages WHERE due_at < ${PARKED_DUE_AT}),
-            (SELECT min(ready_at) FROM flow_gates WHERE ready_at IS NOT NULL)) AS due_at`
-      : await db<{ due_at: string | null }[]>`
-          SELECT LEAST(
-            (SELECT min(due_at) FROM messages WHERE due_at > ${p.after} AND due_at < ${PARKED_DUE_AT}),
-            (SELECT min(ready_at) FROM flow_gates WHERE ready_at IS NOT NULL)) AS due_at`;
-  return row?.due_at == null ? undefined : Number(row.due_at);
 }
 
 /** Rows a fenced write returns: `gate_id` names a gate whose slot the row stopped holding. */
@@ -385,15 +369,6 @@ export async function messageDeleteLeasedMany(
   return released(db, leases, rows);
 }
 
-/**
- * `messageFinishMany` as one statement, for leases of messages without a flow-control gate (a
- * gate holder's delete must also make its gate ready, which takes a lock first: see touchGates).
- * The DELETE's rows go to the events' insert as a filter: the events of a lease that did not
- * hold are not written. Returns the ids deleted; a lease not among them was lost or is gated.
- * Event bodies must be inline (see bodiesToStore). With `relaxed`, the statement (its own
- * transaction) commits without waiting for the WAL flush, as `SET LOCAL synchronous_commit =
- * off` would in a transaction; never inside a caller's transaction, whose durability is its own.
- */
 /** The statement of messageFinishUngated, built once per form (see claimText). */
 const finishTexts = new Map<boolean, string>();
 function finishText(relaxed: boolean): string {
@@ -404,7 +379,7 @@ function finishText(relaxed: boolean): string {
     type: 'text',
     where: 'r.finished IS NULL OR r.finished IN (SELECT id FROM done)',
   });
-  const off = relaxed ? `(SELECT set_config('synchronous_commit', 'off', true)) AS relaxed, ` : '';
+  const off = relaxed ? RELAXED_COMMIT : '';
   text =
     `WITH done AS (DELETE FROM messages m ` +
     `USING unnest($1::text[], $2::text[]) AS l(id, token) ` +
@@ -414,12 +389,22 @@ function finishText(relaxed: boolean): string {
   return text;
 }
 
+/**
+ * `messageFinishMany` as one statement, for leases of messages without a flow-control gate (a
+ * gate holder's delete must also make its gate ready, which takes a lock first: see touchGates).
+ * The DELETE's rows go to the events' insert as a filter: the events of a lease that did not
+ * hold are not written. Returns the ids deleted; a lease not among them was lost or is gated.
+ * Event bodies must be inline (see bodiesToStore). With `relaxed`, the statement (its own
+ * transaction) commits without waiting for the WAL flush, as `SET LOCAL synchronous_commit =
+ * off` would in a transaction; never inside a caller's transaction, whose durability is its own.
+ */
 export async function messageFinishUngated(
   db: Db,
   p: MessageFinishManyParams,
+  /** `p.events`, then each finished message's, in order (the caller has them at hand). */
+  events: readonly EventRecord[],
   relaxed: boolean,
 ): Promise<string[]> {
-  const events = [...p.events, ...p.finished.flatMap((f) => f.events)];
   const owners = [
     ...p.events.map(() => null),
     ...p.finished.flatMap((f) => f.events.map(() => f.lease.id)),

@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FerryError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
-import { makeAccount, makeMessage } from '../conformance/fixtures.js';
+import { makeAccount, makeMessage, nextDueAt } from '../conformance/fixtures.js';
 import { runDriverConformance } from '../conformance/suite.js';
 import { listMigrationFiles } from '../migrate-files.js';
 import { openSqliteDriver, type SqliteDriver } from './sqlite-driver.js';
@@ -129,7 +129,7 @@ describe('sqlite driver', () => {
         leaseUntil: 5_000,
       });
       expect(claimed?.id).toBe(message.id);
-      expect(await driver.executor.messageNextDueAt({ after: 1_000 })).toBe(5_000);
+      expect(await nextDueAt(driver.executor, 1_000)).toBe(5_000);
     });
   });
 

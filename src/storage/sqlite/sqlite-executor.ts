@@ -84,7 +84,6 @@ import type {
   MessageInsertManyParams,
   MessagePublishManyParams,
   MessageLeaseExtendManyParams,
-  MessageNextDueAtParams,
   MessageReleaseManyParams,
   MessageSpreadDueParams,
   MessageRetryManyParams,
@@ -207,15 +206,16 @@ export class SqliteExecutor implements Executor {
    * exact. The origin rooms apply here (messageClaimDueRooms).
    */
   messageClaimDueLimited(p: MessageClaimDueLimitedParams): Promise<MessageClaimDueLimitedResult> {
-    return this.scope.run(() => ({
-      messages: this.ops.messageClaimDueRooms(p),
-      atLimit: [],
-      gatesReady: this.ops.flowGates.mayBeReady(p.now),
-      nextDueAt: this.ops.messageNextDueAt({ after: p.now }),
-    }));
-  }
-  messageNextDueAt(p: MessageNextDueAtParams): Promise<number | undefined> {
-    return this.scope.run(() => this.ops.messageNextDueAt(p), READ_ONLY);
+    // A claim writes no row (its leases are in memory): nothing to wait for.
+    return this.scope.run(
+      () => ({
+        messages: this.ops.messageClaimDueRooms(p),
+        atLimit: [],
+        gatesReady: this.ops.flowGates.mayBeReady(p.now),
+        nextDueAt: this.ops.nextDueAfter(p.now),
+      }),
+      READ_ONLY,
+    );
   }
   messageLeaseExtendMany(p: MessageLeaseExtendManyParams): Promise<string[]> {
     return this.scope.run(() => this.ops.messageLeaseExtendMany(p));

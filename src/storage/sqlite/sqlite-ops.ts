@@ -47,7 +47,6 @@ import type {
   MessageInsertManyParams,
   MessagePublishManyParams,
   MessageLeaseExtendManyParams,
-  MessageNextDueAtParams,
   MessageReleaseManyParams,
   MessageSpreadDueParams,
   MessageRetryManyParams,
@@ -417,19 +416,13 @@ export class SqliteOps {
     this.leases.set(id, { token: leaseToken, until: leaseUntil });
     return claimedFromColumns(row, leaseUntil, leaseToken);
   }
-  messageNextDueAt({ after }: MessageNextDueAtParams): number | undefined {
+  /** The claim's `nextDueAt` after `after`, its `now` (see MessageClaimDueLimitedResult). */
+  nextDueAfter(after: number): number | undefined {
     // The earliest row that is not leased (leased rows keep an old due_at), or the earliest
     // lease expiry, whichever comes first.
-    const rows = (
-      after === undefined
-        ? this.stmt('SELECT id, due_at FROM messages WHERE due_at < ? ORDER BY due_at LIMIT ?').all(
-            PARKED_DUE_AT,
-            this.leases.size + 1,
-          )
-        : this.stmt(
-            'SELECT id, due_at FROM messages WHERE due_at > ? AND due_at < ? ORDER BY due_at LIMIT ?',
-          ).all(after, PARKED_DUE_AT, this.leases.size + 1)
-    ) as { id: string; due_at: number }[];
+    const rows = this.stmt(
+      'SELECT id, due_at FROM messages WHERE due_at > ? AND due_at < ? ORDER BY due_at LIMIT ?',
+    ).all(after, PARKED_DUE_AT, this.leases.size + 1) as { id: string; due_at: number }[];
     const free = rows.find((r) => this.leases.get(r.id) === undefined)?.due_at;
     const lease = this.leases.earliestUntil(after);
     // A gate that is ready (even at or before `after`) means admission has work to do.
