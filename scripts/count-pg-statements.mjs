@@ -6,7 +6,10 @@
  * messages unmeasured, then N measured ones, and prints the statements by their first words,
  * with the count per message. `--rate` paces the publishes (one every 1000/rate ms, the latency
  * case's way); without it 200 concurrent publishers send as fast as they can (the end-to-end
- * case's way). `--root DIR` measures another build (its `dist/`).
+ * case's way). `--root DIR` measures another build (its `dist/`). It also prints this process's
+ * garbage collections over the measured messages (Ferry's main thread, the publisher and the
+ * receiver: the delivery thread's are its own): how often a build's allocation fills the young
+ * generation, and what the collections paused.
  *
  *     npm run build && node scripts/count-pg-statements.mjs --rate 500 --messages 3000
  */
@@ -16,6 +19,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
+import { PerformanceObserver, constants } from 'node:perf_hooks';
 import postgres from 'postgres';
 import { startFerryInProcess } from './measure-helpers.mjs';
 
@@ -122,6 +126,16 @@ async function deliver(count) {
   await Promise.all([...sent, all]);
 }
 
+const collections = { minor: 0, major: 0, pausedMs: 0 };
+new PerformanceObserver((list) => {
+  if (!measuring) return;
+  for (const entry of list.getEntries()) {
+    if (entry.detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR) collections.minor++;
+    if (entry.detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) collections.major++;
+    collections.pausedMs += entry.duration;
+  }
+}).observe({ entryTypes: ['gc'] });
+
 // Printed once the schema is dropped: a closed standard output (`| head`) cannot leave it behind.
 const report = [];
 try {
@@ -135,6 +149,8 @@ try {
   report.push(
     `${n} messages (${mode}) in ${((performance.now() - started) / 1000).toFixed(1)} s: ` +
       `${total} statements, ${(total / n).toFixed(2)} per message`,
+    `garbage collections of this thread: ${collections.minor} minor, ${collections.major} major, ` +
+      `${collections.pausedMs.toFixed(0)} ms paused in all`,
   );
   for (const [text, count] of [...counts].sort((a, b) => b[1] - a[1])) {
     report.push(`${String(count).padStart(7)} ${(count / n).toFixed(3).padStart(6)}  ${text}`);

@@ -91,6 +91,38 @@ export function messageCases(ctx: SuiteContext): void {
     expect((await ex.eventList({ accountId, filter: {}, count: 10 })).items).toEqual([]);
   });
 
+  it('stores text the batch encoding must escape, and a lone surrogate as U+FFFD', async () => {
+    const ex = ctx.executor();
+    const accountId = newId('acct');
+    const awkward = 'q "x" \\ {a,b} NULL\n\t\u0001 ✓ 😀 \\u0000';
+    const message = makeFullMessage(accountId, {
+      queueName: awkward,
+      topicName: 'NULL',
+      // Labels are stored joined by commas (the API allows none in a label).
+      spec: { ...makeFullMessage(accountId).spec, labels: [awkward.replace(',', ';'), 'NULL'] },
+      body: Uint8Array.from({ length: 256 }, (_, i) => i),
+    });
+    await ex.messagePublishMany({ messages: [message], events: [makeEvent(message)] });
+    await expectStored(ex, accountId, [message]);
+
+    // A JS string can hold a lone surrogate (a JSON body's "\ud800" parses to one); UTF-8
+    // cannot. It is stored with U+FFFD in its place: one on PostgreSQL, one per byte of its
+    // three-byte form on SQLite.
+    const other = newId('acct');
+    const lone = makeMessage(other, { endpointName: 'a\ud800b\udc00' });
+    await ex.messagePublishMany({
+      messages: [lone],
+      events: [makeEvent(lone, { error: 'e\ud800' })],
+    });
+    const replaced = /^a\ufffd+b\ufffd+$/;
+    expect((await ex.messageGet({ accountId: other, id: lone.id }))?.endpointName).toMatch(
+      replaced,
+    );
+    const [event] = (await ex.eventList({ accountId: other, filter: {}, count: 10 })).items;
+    expect(event?.endpointName).toMatch(replaced);
+    expect(event?.error).toMatch(/^e\ufffd+$/);
+  });
+
   it('messageInsertMany of no messages is a no-op', async () => {
     await ctx.executor().messageInsertMany({ messages: [] });
   });

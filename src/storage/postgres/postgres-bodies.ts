@@ -12,10 +12,10 @@ import {
   headAndData,
   type LoadedBody,
 } from '../sql/bodies.js';
-import { chunkByBytes, unnestInsert } from './postgres-batch.js';
+import { chunkByBytes, batchInsert } from './postgres-batch.js';
 import type { Db } from './postgres-rows.js';
 
-const insertBodies = unnestInsert<BodyToStore>('bodies', [
+const insertBodies = batchInsert<BodyToStore>('bodies', [
   { name: 'id', type: 'text', value: (b) => b.id },
   { name: 'size', type: 'bigint', value: (b) => b.bytes.byteLength },
   { name: 'head', type: 'bytea', value: (b) => headAndData(b.bytes).head },

@@ -9,7 +9,7 @@ import type {
   Page,
 } from '../driver.js';
 import { buildFilter, joinLabels, urlParts } from '../sql/filter.js';
-import { unnestInsert } from './postgres-batch.js';
+import { batchInsert } from './postgres-batch.js';
 import { newBinder } from './postgres-bind.js';
 import { type Db } from './postgres-rows.js';
 import { type DlqRow, dlqMessageJson, dlqFromRow } from '../sql/rows.js';
@@ -22,7 +22,7 @@ const WHOLE = 2_147_483_647;
 const json = (value: unknown): string | undefined =>
   value === undefined ? undefined : JSON.stringify(value);
 
-export const insertDlqEntries = unnestInsert<DlqEntry>('dlq', [
+export const insertDlqEntries = batchInsert<DlqEntry>('dlq', [
   { name: 'dlq_id', type: 'text', value: (d) => d.dlqId },
   { name: 'account_id', type: 'text', value: (d) => d.message.accountId },
   { name: 'message_id', type: 'text', value: (d) => d.message.id },

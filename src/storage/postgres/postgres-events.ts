@@ -3,7 +3,7 @@ import { badRequest } from '../../core/errors.js';
 import type { EventRecord } from '../../core/types.js';
 import type { EventDeleteBeforeParams, EventListParams, Page } from '../driver.js';
 import { buildFilter, joinLabels, urlParts } from '../sql/filter.js';
-import { unnestInsert } from './postgres-batch.js';
+import { batchInsert } from './postgres-batch.js';
 import { newBinder } from './postgres-bind.js';
 import { type Db } from './postgres-rows.js';
 import { type EventRow, eventFromRow } from '../sql/rows.js';
@@ -16,7 +16,7 @@ const WHOLE = 2_147_483_647;
 const json = (value: unknown): string | undefined =>
   value === undefined ? undefined : JSON.stringify(value);
 
-export const insertEvents = unnestInsert<EventRecord>('events', [
+export const insertEvents = batchInsert<EventRecord>('events', [
   { name: 'account_id', type: 'text', value: (e) => e.accountId },
   { name: 'message_id', type: 'text', value: (e) => e.messageId },
   { name: 'time', type: 'bigint', value: (e) => e.time },

@@ -16,7 +16,7 @@ import type {
 } from '../driver.js';
 import { ORIGIN_SKIP_SCAN } from '../driver.js';
 import { buildFilter, joinLabels, originParts, urlParts } from '../sql/filter.js';
-import { unnestInsert } from './postgres-batch.js';
+import { batchInsert } from './postgres-batch.js';
 import { newBinder } from './postgres-bind.js';
 import { type Db, toClaimedMessage } from './postgres-rows.js';
 import { type MessageRow, messageFromRow } from '../sql/rows.js';
@@ -28,7 +28,7 @@ import type {
   MessageListParams,
   Page,
 } from '../driver.js';
-import type { Column } from './postgres-batch.js';
+import type { Column, RowFilter } from './postgres-batch.js';
 import { inlineBody, sharedBodyId } from '../sql/bodies.js';
 import { withBodies } from './postgres-bodies.js';
 import { insertEvents } from './postgres-events.js';
@@ -56,13 +56,13 @@ const MESSAGE_COLUMNS: Column<Message>[] = [
   { name: 'body_id', type: 'text', value: (m) => sharedBodyId(m.body) },
 ];
 
-export const insertMessages = unnestInsert<Message>('messages', MESSAGE_COLUMNS);
+export const insertMessages = batchInsert<Message>('messages', MESSAGE_COLUMNS);
 
 /**
  * Gated messages: the gate columns too, and `seq`, the publish order within a gate, drawn from
  * the sequence row by row in input order.
  */
-export const insertGatedMessages = unnestInsert<GatedMessage>(
+export const insertGatedMessages = batchInsert<GatedMessage>(
   'messages',
   [
     ...MESSAGE_COLUMNS.map((c) =>
@@ -369,16 +369,19 @@ export async function messageDeleteLeasedMany(
   return released(db, leases, rows);
 }
 
+/** An event of a finished message is written only if the message's lease held (its delete). */
+const FINISHED: RowFilter = {
+  name: 'finished',
+  type: 'text',
+  where: 'r.finished IS NULL OR r.finished IN (SELECT id FROM done)',
+};
+
 /** The statement of messageFinishUngated, built once per form (see claimText). */
 const finishTexts = new Map<boolean, string>();
 function finishText(relaxed: boolean): string {
   let text = finishTexts.get(relaxed);
   if (text !== undefined) return text;
-  const log = insertEvents.text(3, {
-    name: 'finished',
-    type: 'text',
-    where: 'r.finished IS NULL OR r.finished IN (SELECT id FROM done)',
-  });
+  const log = insertEvents.text(3, FINISHED);
   const off = relaxed ? RELAXED_COMMIT : '';
   text =
     `WITH done AS (DELETE FROM messages m ` +
@@ -415,8 +418,7 @@ export async function messageFinishUngated(
     [
       p.finished.map((f) => f.lease.id),
       p.finished.map((f) => f.lease.leaseToken),
-      ...insertEvents.params(db, events),
-      owners,
+      ...insertEvents.params(events, { name: FINISHED.name, values: owners }),
     ],
     { prepare: true },
   );
