@@ -3,11 +3,18 @@
  * load generator's work does not delay the receiving side of the measurement. It answers 200 at
  * once and records, per request, the wall-clock delay since the timestamp (ms) that begins the
  * body. The parent asks for the delays over IPC, and can reset them (after a warm-up).
+ *
+ * With `FERRY_BENCH_LATENCY_TRACE=FILE`, each set of delays the parent asks for is also appended
+ * to FILE, a line per request (`<sent, wall-clock ms> <delay, ms>`) and an empty line after the
+ * set: where in a run its worst deliveries fall.
  */
+import { appendFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 const delays: number[] = [];
+const sentAt: number[] = [];
+const traceFile = process.env.FERRY_BENCH_LATENCY_TRACE;
 const now = (): number => performance.timeOrigin + performance.now();
 
 const server = createServer((req, res) => {
@@ -17,6 +24,7 @@ const server = createServer((req, res) => {
     res.end('ok');
     const sent = Number(Buffer.concat(chunks).toString().split(' ')[0]);
     delays.push(Number.isFinite(sent) ? now() - sent : NaN);
+    sentAt.push(sent);
     check();
   });
 });
@@ -41,8 +49,16 @@ process.on('message', (message: Request) => {
     expected = message.n;
     check();
   }
-  if (message.type === 'delays') process.send?.({ type: 'delays', delays });
-  if (message.type === 'reset') delays.length = 0;
+  if (message.type === 'delays') {
+    if (traceFile) {
+      appendFileSync(traceFile, `${delays.map((d, i) => `${sentAt[i]} ${d}`).join('\n')}\n\n`);
+    }
+    process.send?.({ type: 'delays', delays });
+  }
+  if (message.type === 'reset') {
+    delays.length = 0;
+    sentAt.length = 0;
+  }
   if (message.type === 'stop') {
     server.closeAllConnections();
     server.close(() => process.exit(0));

@@ -34,7 +34,8 @@
  * `--baseline DIR` (the end-to-end and latency cases also run the Ferry build in DIR,
  * interleaved, to compare two builds), `--no-peer` (no BullMQ rows), `--warm N` (the end-to-end case first delivers N
  * messages unmeasured, for Ferry and BullMQ alike);
- * env `FERRY_BENCH_NODE_FLAGS` (flags for Ferry's node, e.g. `--cpu-prof`).
+ * env `FERRY_BENCH_NODE_FLAGS` (flags for Ferry's node, e.g. `--cpu-prof`),
+ * `FERRY_BENCH_LATENCY_TRACE` (a file: every measured request's send time and delay, receiver.ts).
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -73,7 +74,8 @@ const USAGE = `Usage: npm run bench -- [options]
   --warm N         deliver N messages unmeasured before the end-to-end case's measured part
   --help           this text
 
-Environment: TEST_DATABASE_URL (PostgreSQL cases), FERRY_BENCH_NODE_FLAGS (flags for Ferry's node).
+Environment: TEST_DATABASE_URL (PostgreSQL cases), FERRY_BENCH_NODE_FLAGS (flags for Ferry's node),
+FERRY_BENCH_LATENCY_TRACE (a file to append each request's send time and delay to).
 The method of each case is in docs/benchmarks.md.`;
 const args = scriptArgs(
   {
@@ -105,8 +107,13 @@ const BACKLOG = wholeNumber(args.backlog, 'backlog', 1_000_000, USAGE);
 const E2E_PUBLISHERS = 200;
 /** Interleaved pairs of runs (plain, keyed) of the flow case: its runs vary by ±20 % here. */
 const FLOW_ROUNDS = 5;
-/** Seconds at the latency case's rate before its measurement starts (see benchLatency). */
-const WARM_UP_SECONDS = 2;
+/**
+ * Seconds at the latency case's rate before its measurement starts (see benchLatency). A fresh
+ * process on this 2-CPU machine takes about 6 s at 500 msg/s to settle (V8's optimizing compiler
+ * runs on helper threads meanwhile): recorded arrival times put most of the worst 1 % of a
+ * measurement that started after 2 s in its first 4 s (docs/benchmarks.md).
+ */
+const WARM_UP_SECONDS = quick ? 2 : 10;
 /**
  * `--baseline DIR`: another Ferry build (a checkout with `npm run build` done) whose end-to-end
  * and latency runs alternate with this build's, so that two builds are compared under the same
@@ -593,7 +600,7 @@ async function benchLatency(
     return delays;
   };
   try {
-    // The first second runs on cold code (the JIT) and opens every connection; it is measured
+    // The first seconds run on cold code (the JIT) and open every connection; they are measured
     // apart, so that the steady-state figure is what the rate costs, not what starting costs.
     const cold = await measure(Math.min(n, rate * WARM_UP_SECONDS));
     const cpuStart = ferry.cpuSeconds();
