@@ -49,7 +49,10 @@ describe('Deadline', () => {
   it('passes on the work’s own error at once', async () => {
     const deadline = new Deadline(5_000);
     const start = performance.now();
-    const failed = await settled(deadline.operation(Promise.reject(new Error('boom')), true), start);
+    const failed = await settled(
+      deadline.operation(Promise.reject(new Error('boom')), true),
+      start,
+    );
     expect((failed.error as Error).message).toBe('boom');
     expect(failed.at).toBeLessThan(1_000);
   });
