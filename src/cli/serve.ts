@@ -12,6 +12,7 @@ import { ConfigError, type Config } from './config.js';
 import type { Account } from '../core/types.js';
 import type { Logger } from '../core/logger.js';
 import { credentialsPath, ensureDefaultAccount, type Credentials } from './credentials.js';
+import { tuneHeapGrowth } from './heap-growth.js';
 
 /**
  * What a start prints. Secrets (the token, the signing keys, the administrator's API key) are
@@ -107,6 +108,7 @@ function survivePostgresNullSocketWrite(logger: Logger): void {
 }
 
 export async function start(config: Config): Promise<void> {
+  tuneHeapGrowth();
   const logger = openLogger(config);
   if (config.databaseUrl) survivePostgresNullSocketWrite(logger);
   const ferry = await createFerry({ config, logger });
