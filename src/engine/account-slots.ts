@@ -1,3 +1,5 @@
+import type { DeliveryAbort } from './delivery-abort.js';
+
 /**
  * Deliveries in flight per account on one engine, for `max_global_parallelism`. A delivery over
  * the limit waits (its message stays leased) until one of the account's deliveries ends; the
@@ -16,17 +18,17 @@ export class AccountSlots {
    * Takes a slot, waiting for one when `max` are taken. Resolves false (no slot taken) when
    * `abort` fires first: the caller releases the message instead of delivering it.
    */
-  async acquire(accountId: string, max: number, abort?: AbortController): Promise<boolean> {
+  async acquire(accountId: string, max: number, abort?: DeliveryAbort): Promise<boolean> {
     const taken = this.count(accountId);
     if (max <= 0 || taken < max) {
       this.inFlight.set(accountId, taken + 1);
       return true;
     }
-    if (abort?.signal.aborted) return false;
+    if (abort?.aborted) return false;
     return new Promise<boolean>((resolve) => {
       const queue = this.waiters.get(accountId) ?? [];
       const grant = (): void => {
-        abort?.signal.removeEventListener('abort', onAbort);
+        abort?.off(onAbort);
         resolve(true);
       };
       const onAbort = (): void => {
@@ -34,7 +36,7 @@ export class AccountSlots {
         if (i !== -1) queue.splice(i, 1);
         resolve(false);
       };
-      abort?.signal.addEventListener('abort', onAbort, { once: true });
+      abort?.on(onAbort);
       queue.push(grant);
       this.waiters.set(accountId, queue);
     });

@@ -2,6 +2,7 @@
  * The delivery thread's entry point (see worker-dispatcher.ts): runs the HTTP dispatcher and
  * answers the main thread's sends, batched both ways.
  */
+import { DeliveryAbort } from './delivery-abort.js';
 import { parentPort, workerData } from 'node:worker_threads';
 import { createHttpDispatcher, type HttpDispatcherOptions } from './dispatcher.js';
 import type { ToMain, ToWorker, WorkerResult } from './worker-protocol.js';
@@ -10,7 +11,7 @@ if (!parentPort) throw new Error('dispatch-worker.js runs as a worker thread onl
 const port = parentPort;
 
 const dispatcher = createHttpDispatcher(workerData as HttpDispatcherOptions);
-const aborts = new Map<number, AbortController>();
+const aborts = new Map<number, DeliveryAbort>();
 let results: WorkerResult[] = [];
 
 /** Results that finish in one turn of the loop go back in one message. */
@@ -28,7 +29,7 @@ port.on('message', (message: ToWorker) => {
   switch (message.type) {
     case 'send':
       for (const { id, request } of message.sends) {
-        const abort = new AbortController();
+        const abort = new DeliveryAbort();
         aborts.set(id, abort);
         void dispatcher.send({ ...request, abort }).then((attempt) => {
           aborts.delete(id);

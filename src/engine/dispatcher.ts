@@ -3,6 +3,7 @@
  * never followed (a 3xx is a failed attempt, as in QStash); the response body is read up to a
  * cap and the rest discarded.
  */
+import type { DeliveryAbort } from './delivery-abort.js';
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import { Agent, type Dispatcher as Undici } from 'undici';
@@ -24,7 +25,7 @@ export interface DispatchRequest {
    * Aborts the attempt (a shutdown that runs out of grace time). The dispatcher also aborts it
    * when `timeoutMs` passes, so one controller and one timer serve both.
    */
-  abort?: AbortController;
+  abort?: DeliveryAbort;
   /**
    * Sign the request (see core/signature.ts) into this header just before it is sent: with a
    * delivery thread, the hashing runs there instead of on the main thread.
@@ -142,7 +143,7 @@ function exchange(
       if (done) return;
       done = true;
       clearTimeout(timer);
-      req.abort?.signal.removeEventListener('abort', onAbort);
+      req.abort?.off(onAbort);
       resolve(attempt);
     };
     const end = (error: string): void => {
@@ -152,8 +153,8 @@ function exchange(
     };
     const timer = setTimeout(() => end(`timeout after ${req.timeoutMs} ms`), req.timeoutMs);
     const onAbort = (): void => end('attempt aborted by shutdown');
-    if (req.abort?.signal.aborted) onAbort();
-    else req.abort?.signal.addEventListener('abort', onAbort, { once: true });
+    if (req.abort?.aborted) onAbort();
+    else req.abort?.on(onAbort);
     const body = (): Uint8Array =>
       chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks, size);
     const handler: Undici.DispatchHandler = {

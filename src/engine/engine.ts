@@ -9,6 +9,7 @@
  * It sleeps until the earliest due time or a wake-up (a publish on this node, or NOTIFY from
  * another), and never polls in a tight loop.
  */
+import { DeliveryAbort } from './delivery-abort.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import { compileRetryDelay } from '../core/retry-delay.js';
@@ -95,7 +96,7 @@ type Admission = 'again' | 'done' | 'failed';
 interface InFlight {
   leaseToken: string;
   leaseUntil: number;
-  abort: AbortController;
+  abort: DeliveryAbort;
   done: Promise<void>;
 }
 
@@ -365,7 +366,7 @@ export class Engine {
       this.inFlight.set(message.id, {
         leaseToken: message.leaseToken,
         leaseUntil,
-        abort: new AbortController(),
+        abort: new DeliveryAbort(),
         done: Promise.resolve(),
       });
     }
@@ -452,7 +453,7 @@ export class Engine {
 
   private async attempt(
     message: ClaimedMessage,
-    abort?: AbortController,
+    abort?: DeliveryAbort,
   ): Promise<Completion | undefined> {
     const { accounts } = this.options;
     const account = await accounts.get(message.accountId);
@@ -495,7 +496,7 @@ export class Engine {
     message: ClaimedMessage,
     account: Account,
     limits: PlanLimits,
-    abort?: AbortController,
+    abort?: DeliveryAbort,
   ): Promise<Completion | undefined> {
     // max_global_parallelism: the account's deliveries in flight on this engine. Over it, the
     // message waits here (still leased) for one of the account's deliveries to end. On SQLite
@@ -516,7 +517,7 @@ export class Engine {
     message: ClaimedMessage,
     account: Account,
     limits: PlanLimits,
-    abort?: AbortController,
+    abort?: DeliveryAbort,
   ): Promise<Completion | undefined> {
     const { clock, prefix } = this.options;
     const timeoutMs = Math.min(message.spec.timeoutMs ?? Infinity, limits.timeout * 1000);
@@ -556,7 +557,7 @@ export class Engine {
         nowMs: clock.now(),
       },
     });
-    if (abort?.signal.aborted && attempt.kind === 'error' && !attempt.error.startsWith('timeout')) {
+    if (abort?.aborted && attempt.kind === 'error' && !attempt.error.startsWith('timeout')) {
       return { kind: 'release', message };
     }
     const finishedAt = clock.now();

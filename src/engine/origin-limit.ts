@@ -38,6 +38,7 @@
  * attempt that does not fail ends the pacing (messages already moved keep their due times:
  * bringing them forward could also bring a retry before its delay).
  */
+import type { DeliveryAbort } from './delivery-abort.js';
 import type { Clock } from '../core/clock.js';
 import { originOf } from '../core/origin.js';
 
@@ -300,7 +301,7 @@ export class OriginLimit {
    * Takes a slot of the origin, waiting while it is at its cap. Resolves `'deferred'` when the
    * origin stalls meanwhile, `'aborted'` when `abort` fires first (no slot taken either way).
    */
-  acquire(url: string, abort?: AbortController): Promise<OriginSlot> {
+  acquire(url: string, abort?: DeliveryAbort): Promise<OriginSlot> {
     const key = originOf(url);
     let origin = this.origins.get(key);
     if (!origin) {
@@ -310,11 +311,11 @@ export class OriginLimit {
     if (this.options.cap <= 0 || origin.running.size < this.options.cap) {
       return Promise.resolve(this.start(origin));
     }
-    if (abort?.signal.aborted) return Promise.resolve('aborted');
+    if (abort?.aborted) return Promise.resolve('aborted');
     const waiting = origin;
     return new Promise<OriginSlot>((resolve) => {
       const grant = (slot: OriginSlot): void => {
-        abort?.signal.removeEventListener('abort', onAbort);
+        abort?.off(onAbort);
         resolve(slot);
       };
       const onAbort = (): void => {
@@ -322,7 +323,7 @@ export class OriginLimit {
         if (i !== -1) waiting.waiters.splice(i, 1);
         resolve('aborted');
       };
-      abort?.signal.addEventListener('abort', onAbort, { once: true });
+      abort?.on(onAbort);
       waiting.waiters.push(grant);
       this.watch(key, waiting);
     });

@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startReceiver, type Receiver as Destination } from '../../test/helpers/receiver.js';
 import type { DispatchRequest } from './dispatcher.js';
 import { createWorkerDispatcher, type WorkerDispatcher } from './worker-dispatcher.js';
+import { DeliveryAbort } from './delivery-abort.js';
 import { Receiver as SignatureReceiver } from '../sdk/receiver.js';
 
 const KEY = 'sig_worker-test-key';
@@ -105,7 +106,7 @@ describe('the delivery thread', () => {
       kind: 'error',
       error: 'timeout after 50 ms',
     });
-    const abort = new AbortController();
+    const abort = new DeliveryAbort();
     const pending = dispatcher.send(request('/hang/2', { abort }));
     await receiver.waitFor(receiver.requests.filter((r) => r.path === '/hang/2').length + 1);
     abort.abort();
@@ -114,7 +115,7 @@ describe('the delivery thread', () => {
 
   it('aborts a send aborted in the turn it was made, before it crossed to the thread', async () => {
     dispatcher = createWorkerDispatcher({ refusePrivate: false });
-    const abort = new AbortController();
+    const abort = new DeliveryAbort();
     const pending = dispatcher.send(request('/hang/4', { abort }));
     abort.abort();
     expect(await pending).toEqual({ kind: 'error', error: 'attempt aborted by shutdown' });

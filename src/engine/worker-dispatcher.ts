@@ -12,6 +12,7 @@
  * If the worker dies, every send it held resolves as a failed attempt (retried as usual) and the
  * next send starts a new worker.
  */
+import type { DeliveryAbort } from './delivery-abort.js';
 import { Worker } from 'node:worker_threads';
 import type { AttemptResult } from '../core/retry-timing.js';
 import type { DispatchRequest, Dispatcher, HttpDispatcherOptions } from './dispatcher.js';
@@ -20,7 +21,7 @@ import { workerScript } from '../worker-script.js';
 
 interface Pending {
   resolve: (attempt: AttemptResult) => void;
-  abort?: AbortController;
+  abort?: DeliveryAbort;
   onAbort?: () => void;
 }
 
@@ -45,7 +46,7 @@ export function createWorkerDispatcher(options: HttpDispatcherOptions): WorkerDi
     if (!entry) return;
     pending.delete(id);
     if (pending.size === 0) worker?.unref();
-    if (entry.onAbort) entry.abort?.signal.removeEventListener('abort', entry.onAbort);
+    if (entry.onAbort) entry.abort?.off(entry.onAbort);
     entry.resolve(attempt);
   };
 
@@ -91,7 +92,7 @@ export function createWorkerDispatcher(options: HttpDispatcherOptions): WorkerDi
       return new Promise<AttemptResult>((resolve) => {
         const entry: Pending = { resolve, abort };
         if (abort) {
-          if (abort.signal.aborted) {
+          if (abort.aborted) {
             resolve({ kind: 'error', error: 'attempt aborted by shutdown' });
             return;
           }
@@ -99,7 +100,7 @@ export function createWorkerDispatcher(options: HttpDispatcherOptions): WorkerDi
             flush(); // the thread must have the send before its abort
             post({ type: 'abort', id });
           };
-          abort.signal.addEventListener('abort', entry.onAbort, { once: true });
+          abort.on(entry.onAbort);
         }
         pending.set(id, entry);
         // An idle worker does not keep the process alive; a pending send does.
