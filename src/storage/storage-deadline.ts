@@ -99,8 +99,9 @@ export class Deadline {
   }
 
   /**
-   * Work not settled yet, oldest first. Every entry waits the same `timeoutMs`, so insertion
-   * order is expiry order and one timer, set for the oldest entry, serves them all. Written by
+   * Work not settled yet, oldest first. Every entry waits the same `timeoutMs` (on the monotonic
+   * clock, as timers do), so insertion order is expiry order and one timer, set for the oldest
+   * entry, serves them all. Written by
    * hand instead of a timer per operation: on PostgreSQL every statement passes here, and a
    * `setTimeout` plus `clearTimeout` each was measurable garbage (about 1 KB per statement at
    * 500 msg/s, docs/benchmarks.md).
@@ -111,7 +112,7 @@ export class Deadline {
   private race<T>(work: Promise<T>, onTimeout: () => Error): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const entry: Waiting = {
-        expires: Date.now() + this.timeoutMs,
+        expires: performance.now() + this.timeoutMs,
         fail: () => reject(onTimeout()),
       };
       this.waiting.add(entry);
@@ -133,7 +134,7 @@ export class Deadline {
   /** Fails the entries past their time, then waits for the oldest left, if any. */
   private readonly expire = (): void => {
     this.timer = undefined;
-    const now = Date.now();
+    const now = performance.now();
     for (const entry of this.waiting) {
       if (entry.expires > now) {
         this.timer = later(this.expire, entry.expires - now);

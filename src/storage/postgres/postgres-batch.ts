@@ -7,10 +7,10 @@
  * Written by hand rather than left to the driver's array parameters (one `text[]` per column,
  * which this replaced), for measured reasons: the driver builds each array literal element by
  * element (a `map`, two regular-expression escapes and a `join` per column) and PostgreSQL parses
- * one literal per column, where `JSON.stringify` is one native pass. Inserting event rows
- * (`tmp` script against PostgreSQL 15, 2026-11-27): per row, Ferry's CPU 97 → 77 µs one row a
- * statement and 4.4 → 2.8–3.2 µs 200 rows a statement, PostgreSQL's 155 → 96 µs one row a
- * statement, and half as many young-generation collections (docs/benchmarks.md).
+ * one literal per column, where `JSON.stringify` is one native pass. Inserting event rows (a
+ * script against PostgreSQL 15, 2026-11-27), per row: Ferry's CPU 97 → 77 µs at one row a
+ * statement and 4.4 → 2.8–3.2 µs at 200, PostgreSQL's 155 → 96 µs at one row a statement, and
+ * half as many young-generation collections (docs/benchmarks.md).
  */
 import type { Db } from './postgres-rows.js';
 
@@ -33,9 +33,9 @@ export interface ComputedColumn {
 }
 
 /**
- * Rows of one statement stay under this many body bytes: bytea travels base64-encoded in the JSON
- * (4/3 of its size) and a protocol message may not exceed 1 GiB, so a group commit of many large bodies is
- * split into several statements (the caller runs them in one transaction).
+ * Rows of one statement stay under this many body bytes: bytea travels base64-encoded in the
+ * JSON (4/3 of its size) and a protocol message may not exceed 1 GiB, so a group commit of many
+ * large bodies is split into several statements (the caller runs them in one transaction).
  */
 const MAX_STATEMENT_BYTES = 64 * 1024 * 1024;
 
