@@ -2,7 +2,7 @@
 import type { AttemptResult } from '../core/retry-timing.js';
 import type { DispatchRequest } from './dispatcher.js';
 
-/** A send as it crosses threads: everything but the AbortController, which cannot. */
+/** A send as it crosses threads: everything but its abort, which stays with the main thread. */
 export type WorkerRequest = Omit<DispatchRequest, 'abort'>;
 
 export type ToWorker =
