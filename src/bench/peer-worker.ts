@@ -6,26 +6,15 @@
  * exits on `stop`.
  */
 import { Worker } from 'bullmq';
-import { Agent, request } from 'undici';
+import { receiverPoster, serveParent } from './peer-consumer.js';
 
 const [port, queue, concurrencyText] = process.argv.slice(2);
 const concurrency = Number(concurrencyText);
-const agent = new Agent({ connections: concurrency, pipelining: 1 });
+const poster = receiverPoster(concurrency);
 
 const worker = new Worker<{ url: string; body: string }>(
   queue as string,
-  async (job) => {
-    const res = await request(job.data.url, {
-      method: 'POST',
-      headers: { 'content-type': 'text/plain' },
-      body: job.data.body,
-      dispatcher: agent,
-    });
-    await res.body.dump();
-    if (res.statusCode < 200 || res.statusCode > 299) {
-      throw new Error(`destination answered ${res.statusCode}`);
-    }
-  },
+  (job) => poster.post(job.data.url, job.data.body),
   {
     connection: { host: '127.0.0.1', port: Number(port) },
     concurrency,
@@ -33,11 +22,9 @@ const worker = new Worker<{ url: string; body: string }>(
   },
 );
 
-void worker.waitUntilReady().then(() => process.send?.({ type: 'ready' }));
-process.on('message', (message: { type: string }) => {
-  if (message.type !== 'stop') return;
-  void worker
-    .close()
-    .then(() => agent.close())
-    .then(() => process.exit(0));
-});
+void worker.waitUntilReady().then(() =>
+  serveParent(async () => {
+    await worker.close();
+    await poster.close();
+  }),
+);

@@ -24,15 +24,16 @@
  *
  * - reference: a bare POST loop to the receiver without Ferry, the machine's pace at the time.
  *
- * - peer: the end-to-end and latency cases also run BullMQ on a Redis of the benchmark's own
- *   (peer.ts), interleaved with Ferry's runs `--reps` times, with Ferry's ratio to it;
+ * - peers: the end-to-end and latency cases also run BullMQ on a Redis of the benchmark's own
+ *   (peer.ts) and, when PostgreSQL runs, graphile-worker (graphile-peer.ts), interleaved with
+ *   Ferry's runs `--reps` times, with Ferry's ratios to them;
  * - backlog (`--case backlog` only): the end-to-end and latency cases on a store holding
  *   `--backlog` (1,000,000) delayed messages against an empty store, interleaved.
  *
  * Options: `--quick` (smaller N), `--only sqlite|postgres`, `--reps N` (default 3),
  * `--backlog N`, `--case reference|publish|e2e|flow|latency|fanout|batch|schedule|workflow|backlog`,
  * `--baseline DIR` (the end-to-end and latency cases also run the Ferry build in DIR,
- * interleaved, to compare two builds), `--no-peer` (no BullMQ rows), `--warm N` (the end-to-end case first delivers N
+ * interleaved, to compare two builds), `--no-peer` (no peer rows), `--warm N` (the end-to-end case first delivers N
  * messages unmeasured, for Ferry and BullMQ alike);
  * env `FERRY_BENCH_NODE_FLAGS` (flags for Ferry's node, e.g. `--cpu-prof`),
  * `FERRY_BENCH_LATENCY_TRACE` (a file: every measured request's send time and delay, receiver.ts).
@@ -56,8 +57,10 @@ import {
   redisAvailable,
   startPeer,
   startRedis,
+  type Peer,
   type Redis,
 } from './peer.js';
+import { startGraphilePeer } from './graphile-peer.js';
 import { oneOf, scriptArgs, wholeNumber } from './script-args.js';
 
 const MAIN = new URL('../cli/main.js', import.meta.url).pathname;
@@ -70,7 +73,7 @@ const USAGE = `Usage: npm run bench -- [options]
   --reps N         interleaved repetitions of the end-to-end, latency and backlog cases (3)
   --backlog N      delayed messages seeded for the backlog case (1000000)
   --baseline DIR   also run the Ferry build in DIR, interleaved, in the end-to-end and latency cases
-  --no-peer        leave out BullMQ
+  --no-peer        leave out the peers (BullMQ, graphile-worker)
   --warm N         deliver N messages unmeasured before the end-to-end case's measured part
   --help           this text
 
@@ -94,7 +97,7 @@ const quick = args.quick === true;
 /** Extra flags for Ferry's node (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`), space-separated. */
 const NODE_FLAGS = (process.env.FERRY_BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
 /**
- * Jobs the BullMQ worker runs at a time: what Ferry has in flight to one destination origin at
+ * Jobs a peer's worker runs at a time: what Ferry has in flight to one destination origin at
  * its default settings (`--concurrency 256`, `--origin-concurrency` a quarter of it), and every
  * delivery of the benchmark goes to the one receiver.
  */
@@ -131,7 +134,7 @@ const BASELINE_MAIN =
 const WARM = wholeNumber(args.warm, 'warm', 0, USAGE);
 const warmNote = (): string =>
   WARM > 0 ? `, after ${WARM.toLocaleString('en')} warm-up messages` : '';
-/** `--no-peer`: skip BullMQ (e.g. while comparing two builds of Ferry). */
+/** `--no-peer`: skip the peers (e.g. while comparing two builds of Ferry). */
 const NO_PEER = args['no-peer'] === true;
 const only = oneOf(args.only, 'only', ['sqlite', 'postgres'] as const, USAGE);
 const onlyCase = oneOf(
@@ -626,13 +629,42 @@ async function benchLatency(
   }
 }
 
-/** The end-to-end case with BullMQ: N jobs added from E2E_PUBLISHERS concurrent callers. */
+/** A queue Ferry is compared with: BullMQ on Redis, or graphile-worker on PostgreSQL. */
+interface PeerKind {
+  /** The row's name, e.g. `BullMQ, Redis AOF everysec`. */
+  name: string;
+  /** In Ferry's ratios: `BullMQ-AOF`. */
+  short: string;
+  /** Whose CPU the row counts. */
+  cpu: string;
+  /** The Ferry rows compared with it: those of this storage only, or all. */
+  storage?: 'sqlite' | 'postgres';
+  start(): Promise<Peer>;
+}
+
+const bullmqPeer = (redis: Redis): PeerKind => ({
+  name: 'BullMQ, Redis AOF everysec',
+  short: 'BullMQ-AOF',
+  cpu: 'worker + Redis',
+  start: () => startPeer(redis, PEER_CONCURRENCY),
+});
+
+const graphilePeer = (databaseUrl: string): PeerKind => ({
+  name: 'graphile-worker, PostgreSQL, batched',
+  short: 'graphile-worker',
+  // PostgreSQL's backends serve Ferry's runs too, and are not counted for either.
+  cpu: 'worker process',
+  storage: 'postgres',
+  start: () => startGraphilePeer(databaseUrl, PEER_CONCURRENCY),
+});
+
+/** The end-to-end case with a peer: N jobs added from E2E_PUBLISHERS concurrent callers. */
 async function benchPeerEndToEnd(
-  redis: Redis,
+  kind: PeerKind,
   n: number,
 ): Promise<Row & { rate: number; cpuMicros: number }> {
   const sink = await startSink();
-  const peer = await startPeer(redis, PEER_CONCURRENCY);
+  const peer = await kind.start();
   try {
     if (WARM > 0) {
       const warm = sink.received(WARM);
@@ -657,7 +689,7 @@ async function benchPeerEndToEnd(
     const seconds = (performance.now() - start) / 1000;
     const cpu = peer.cpuSeconds() - cpuStart;
     return {
-      storage: 'BullMQ, Redis AOF everysec',
+      storage: kind.name,
       case: `end to end (add N from ${E2E_PUBLISHERS} callers, until all received)${warmNote()}`,
       n,
       rate: n / seconds,
@@ -665,7 +697,7 @@ async function benchPeerEndToEnd(
       result: `${Math.round(n / seconds).toLocaleString('en')} messages/s`,
       detail:
         `all received after ${seconds.toFixed(2)} s; adding took ${addSeconds.toFixed(2)} s; ` +
-        `worker + Redis CPU ${Math.round((cpu / n) * 1e6)} µs per message`,
+        `${kind.cpu} CPU ${Math.round((cpu / n) * 1e6)} µs per message`,
     };
   } finally {
     await peer.stop();
@@ -673,15 +705,15 @@ async function benchPeerEndToEnd(
   }
 }
 
-/** The latency case with BullMQ: jobs added at a steady rate by 20 callers. */
+/** The latency case with a peer: jobs added at a steady rate by 20 callers. */
 async function benchPeerLatency(
-  redis: Redis,
+  kind: PeerKind,
   rate: number,
   seconds: number,
 ): Promise<Row & { p50: number; p99: number }> {
   const n = rate * seconds;
   const sink = await startSink();
-  const peer = await startPeer(redis, PEER_CONCURRENCY);
+  const peer = await kind.start();
   const url = `${sink.url}/latency`;
   const measure = async (count: number): Promise<number[]> => {
     const all = sink.received(count);
@@ -700,7 +732,7 @@ async function benchPeerLatency(
     const cold = await measure(Math.min(n, rate * WARM_UP_SECONDS));
     const delays = await measure(n);
     return {
-      storage: 'BullMQ, Redis AOF everysec',
+      storage: kind.name,
       case: `add→receive latency at ${rate} msg/s`,
       n,
       p50: percentile(delays, 50),
@@ -1036,14 +1068,24 @@ async function main(): Promise<void> {
     console.error(`${r.storage} | ${r.case}: ${r.result} (${r.detail})`);
     rows.push(r);
   };
-  // End to end and latency: Ferry on each storage and the peer (BullMQ) in turn, REPS times, so
-  // a change of the machine's pace hits all of them; medians and their ratios.
+  // End to end and latency: Ferry on each storage and the peers (BullMQ; graphile-worker when
+  // PostgreSQL runs) in turn, REPS times, so a change of the machine's pace hits all of them;
+  // medians and their ratios. BullMQ's is every Ferry row's; graphile-worker's the PostgreSQL
+  // rows' too.
   const peerWanted = (wanted('e2e') || wanted('latency')) && onlyCase !== 'backlog' && !NO_PEER;
   let redis: Redis | undefined;
+  const peers: PeerKind[] = [];
   if (peerWanted) {
     if (redisAvailable()) redis = await startRedis();
     else console.error('redis-server is not installed: the BullMQ peer rows are skipped');
+    if (redis) peers.push(bullmqPeer(redis));
+    if (picked.includes('postgres')) {
+      peers.push(graphilePeer(process.env.TEST_DATABASE_URL as string));
+    }
   }
+  /** The peers a Ferry row is compared with: BullMQ, and graphile-worker for PostgreSQL. */
+  const comparedWith = (key: string): PeerKind[] =>
+    peers.filter((p) => p.storage === undefined || key.startsWith(p.storage));
   try {
     if (wanted('e2e') && onlyCase !== 'backlog') {
       const runs = new Map<string, (Row & { rate: number; cpuMicros: number })[]>();
@@ -1060,20 +1102,24 @@ async function main(): Promise<void> {
             runs.set(b.storage, [...(runs.get(b.storage) ?? []), b]);
           }
         }
-        if (redis) {
-          const r = await benchPeerEndToEnd(redis, e2eN);
-          console.error(`  rep ${rep + 1}: BullMQ ${r.result} (${r.detail})`);
-          runs.set('peer', [...(runs.get('peer') ?? []), r]);
+        for (const peer of peers) {
+          const r = await benchPeerEndToEnd(peer, e2eN);
+          console.error(`  rep ${rep + 1}: ${peer.short} ${r.result} (${r.detail})`);
+          runs.set(peer.name, [...(runs.get(peer.name) ?? []), r]);
         }
       }
-      const peerRate = median((runs.get('peer') ?? []).map((r) => r.rate));
+      const isPeer = (key: string): PeerKind | undefined => peers.find((p) => p.name === key);
       for (const [key, list] of runs) {
         const rate = median(list.map((r) => r.rate));
         const first = list[0] as Row;
-        const ratio =
-          key !== 'peer' && Number.isFinite(peerRate)
-            ? `; ${(rate / peerRate).toFixed(2)}× BullMQ-AOF`
-            : '';
+        const ratio = isPeer(key)
+          ? ''
+          : comparedWith(key)
+              .map((p) => {
+                const peerRate = median((runs.get(p.name) ?? []).map((r) => r.rate));
+                return `; ${(rate / peerRate).toFixed(2)}× ${p.short}`;
+              })
+              .join('');
         push(
           {
             storage: first.storage,
@@ -1082,7 +1128,7 @@ async function main(): Promise<void> {
             result: `${Math.round(rate).toLocaleString('en')} messages/s${ratio}`,
             detail:
               `runs ${list.map((r) => Math.round(r.rate)).join(', ')}; ` +
-              `${key === 'peer' ? 'worker + Redis' : "Ferry's"} CPU ` +
+              `${isPeer(key)?.cpu ?? "Ferry's"} CPU ` +
               `${Math.round(median(list.map((r) => r.cpuMicros)))} µs per message (median; ` +
               `runs ${list.map((r) => Math.round(r.cpuMicros)).join(', ')})`,
           },
@@ -1105,22 +1151,28 @@ async function main(): Promise<void> {
             runs.set(b.storage, [...(runs.get(b.storage) ?? []), b]);
           }
         }
-        if (redis) {
-          const r = await benchPeerLatency(redis, 500, latencySeconds);
-          console.error(`  rep ${rep + 1}: BullMQ ${r.result} (${r.detail})`);
-          runs.set('peer', [...(runs.get('peer') ?? []), r]);
+        for (const peer of peers) {
+          const r = await benchPeerLatency(peer, 500, latencySeconds);
+          console.error(`  rep ${rep + 1}: ${peer.short} ${r.result} (${r.detail})`);
+          runs.set(peer.name, [...(runs.get(peer.name) ?? []), r]);
         }
       }
-      const peer = runs.get('peer');
+      const isPeer = (key: string): boolean => peers.some((p) => p.name === key);
       for (const [key, list] of runs) {
         const p50 = median(list.map((r) => r.p50));
         const p99 = median(list.map((r) => r.p99));
         const first = list[0] as Row;
-        const ratio =
-          key !== 'peer' && peer
-            ? `; ${(p50 / median(peer.map((r) => r.p50))).toFixed(2)}× / ` +
-              `${(p99 / median(peer.map((r) => r.p99))).toFixed(2)}× BullMQ-AOF's`
-            : '';
+        const ratio = isPeer(key)
+          ? ''
+          : comparedWith(key)
+              .map((p) => {
+                const peer = runs.get(p.name) ?? [];
+                return (
+                  `; ${(p50 / median(peer.map((r) => r.p50))).toFixed(2)}× / ` +
+                  `${(p99 / median(peer.map((r) => r.p99))).toFixed(2)}× ${p.short}'s`
+                );
+              })
+              .join('');
         push(
           {
             storage: first.storage,
