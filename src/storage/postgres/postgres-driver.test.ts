@@ -96,7 +96,9 @@ describe.skipIf(!url)('postgres driver on a shared schema', () => {
       url: url ?? '',
       schema,
       max: 1,
-      trace: (t) => sent.push(t),
+      // Not the package's own lookup of array types, once per new connection (the engine's
+      // statements have a pool of their own, which connects at its first statement).
+      trace: (t) => void (/pg_catalog\.pg_type/.test(t) || sent.push(t)),
     });
     try {
       await driver.migrate();

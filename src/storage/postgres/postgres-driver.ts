@@ -115,13 +115,22 @@ const READ_VERB =
 class PostgresExecutor implements Executor {
   /**
    * @param track On the pool: registers an operation for `close()` and bounds it by the deadline.
-   * @param pool On the pool only: the deadline of a whole transaction, and `close()`'s tracking.
+   * @param pool On the pool only: the deadline of a whole transaction, and `close()`'s tracking;
+   *   and `fixed`, a pool whose sessions plan every statement generically
+   *   (`plan_cache_mode = force_generic_plan`), for the engine's claim and outcome statements.
+   *   They run once or twice per delivery, their texts never change, and their generic plans
+   *   read by index. With the planner's own choice, a table of some size (200,000 waiting
+   *   messages) had them planned anew at every execution: its estimate for a range on a
+   *   parameter or an array parameter's rows made the generic plan look dearer than planning
+   *   again, which cost the claim 0.62 instead of 0.24 ms and the outcome 0.30 instead of 0.15
+   *   (docs/benchmarks.md). Other statements keep the planner's choice: a list's filters are
+   *   planned with their values.
    */
   constructor(
     private readonly db: Db,
     private readonly begin: Begin,
     private readonly track: Track = untracked,
-    private readonly pool?: { deadline: Deadline; hold: Track },
+    private readonly pool?: { deadline: Deadline; hold: Track; fixed: Db },
   ) {}
 
   /**
@@ -242,7 +251,8 @@ class PostgresExecutor implements Executor {
   messageClaimDue = this.op(messages.messageClaimDue);
   messageClaimDueLimited(p: MessageClaimDueLimitedParams): Promise<MessageClaimDueLimitedResult> {
     // On the pool the statement is its own transaction, which need not wait for its WAL flush.
-    return this.track(messages.messageClaimDueLimited(this.db, p, this.pool !== undefined));
+    const db = this.pool?.fixed ?? this.db;
+    return this.track(messages.messageClaimDueLimited(db, p, this.pool !== undefined));
   }
   messageLeaseExtendMany = this.op(messages.messageLeaseExtendMany);
   messageDeleteLeasedMany = this.op(messages.messageDeleteLeasedMany);
@@ -261,7 +271,12 @@ class PostgresExecutor implements Executor {
     if (oneStatement) {
       // On the pool the statement is its own transaction; in a caller's, part of it.
       deleted = await this.track(
-        messages.messageFinishUngated(this.db, p, written, this.pool !== undefined),
+        messages.messageFinishUngated(
+          this.pool?.fixed ?? this.db,
+          p,
+          written,
+          this.pool !== undefined,
+        ),
       );
       if (deleted.length === p.finished.length) return deleted;
       // The rest were lost (nothing to write) or are gated (a commit of their own, see the
@@ -411,6 +426,12 @@ function savepointOf(tx: postgres.TransactionSql): Begin {
 /** How long close() waits for pending operations, then for connections to end. */
 const CLOSE_TIMEOUT_SEC = 5;
 
+/**
+ * Connections of the pool that runs the engine's claim and its outcome statement (see `fixed` of
+ * PostgresExecutor): one claim runs at a time per engine, and up to four outcome batches.
+ */
+const FIXED_POOL_MAX = 4;
+
 /** The driver's operations in flight on the pool (a transaction counts as one). */
 class PendingOperations {
   private readonly pending = new Set<Promise<unknown>>();
@@ -437,23 +458,26 @@ class PendingOperations {
 /** Opens a pool; nothing connects until the first query (`migrate()` is usually the first). */
 export function openPostgresDriver(options: PostgresDriverOptions): Driver {
   const schema = options.schema ?? 'public';
-  const sql = postgres(options.url, {
-    max: options.max ?? 10,
-    // A connection attempt to a server that is down or restarting fails after 5 s (the package
-    // waits 30 s), so a request during an outage gets its 503 within a few seconds.
-    connect_timeout: 5,
-    connection: { search_path: quoteIdentifier(schema) },
-    // CREATE … IF NOT EXISTS and similar emit NOTICEs; the package would print each one.
-    onnotice: () => {},
-    // Optional fields are written as NULL; the mappers turn NULL back into absent properties.
-    transform: { undefined: null },
-    ...(options.trace
-      ? {
-          debug: (_connection: number, text: string, params: unknown[]) =>
-            options.trace?.(text, params),
-        }
-      : {}),
-  });
+  const open = (max: number, connection: Record<string, string>): postgres.Sql =>
+    postgres(options.url, {
+      max,
+      // A connection attempt to a server that is down or restarting fails after 5 s (the package
+      // waits 30 s), so a request during an outage gets its 503 within a few seconds.
+      connect_timeout: 5,
+      connection: { search_path: quoteIdentifier(schema), ...connection },
+      // CREATE … IF NOT EXISTS and similar emit NOTICEs; the package would print each one.
+      onnotice: () => {},
+      // Optional fields are written as NULL; the mappers turn NULL back into absent properties.
+      transform: { undefined: null },
+      ...(options.trace
+        ? {
+            debug: (_connection: number, text: string, params: unknown[]) =>
+              options.trace?.(text, params),
+          }
+        : {}),
+    });
+  const sql = open(options.max ?? 10, {});
+  const fixed = open(FIXED_POOL_MAX, { plan_cache_mode: 'force_generic_plan' });
   const begin: Begin = async (fn) =>
     (await sql.begin(async (tx) => ({ value: await fn(tx) }))).value;
   const wakeChannel = wakeChannelOf(schema);
@@ -467,7 +491,7 @@ export function openPostgresDriver(options: PostgresDriverOptions): Driver {
 
   return {
     name: 'postgres',
-    executor: new PostgresExecutor(sql, begin, track, { deadline, hold }),
+    executor: new PostgresExecutor(sql, begin, track, { deadline, hold, fixed }),
     // A migration may legitimately run for long (an index on a large table): not bounded.
     migrate: () => hold(migratePostgres(sql, schema)),
     migrationStatus: () => track(postgresMigrationStatus(sql), true),
@@ -492,7 +516,13 @@ export function openPostgresDriver(options: PostgresDriverOptions): Driver {
       // pending ones first, for at most CLOSE_TIMEOUT_SEC, then end the connections.
       closing ??= pending
         .settled(CLOSE_TIMEOUT_SEC * 1000)
-        .then(() => sql.end({ timeout: CLOSE_TIMEOUT_SEC }));
+        .then(() =>
+          Promise.all([
+            sql.end({ timeout: CLOSE_TIMEOUT_SEC }),
+            fixed.end({ timeout: CLOSE_TIMEOUT_SEC }),
+          ]),
+        )
+        .then(() => undefined);
       return closing;
     },
   };
