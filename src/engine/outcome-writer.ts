@@ -17,7 +17,7 @@ import type {
   EventRecord,
   Message,
 } from '../core/types.js';
-import type { Executor } from '../storage/driver.js';
+import { NOT_DURABLE, type Executor } from '../storage/driver.js';
 import { gateOf } from '../core/flow-control.js';
 import { GroupCommit } from './group-commit.js';
 import { eventOf } from './records.js';
@@ -34,12 +34,6 @@ function withoutLease(message: ClaimedMessage): Message {
   delete stored.leaseToken;
   return stored as Message;
 }
-
-/**
- * Claims and outcomes do not wait for their fsync: if a power loss takes one, the message is
- * simply delivered again (at least once). A process crash loses neither (see TransactionOptions).
- */
-export const NOT_DURABLE = { durable: false } as const;
 
 /** What the engine hands to the writer when an attempt ends (or a claim is logged). */
 export type Completion =

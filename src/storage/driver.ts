@@ -622,6 +622,12 @@ export interface TransactionOptions {
   onCommit?: () => void;
 }
 
+/**
+ * Claims and outcomes do not wait for their fsync: if a power loss takes one, the message is
+ * simply delivered again (at least once). A process crash loses neither (see TransactionOptions).
+ */
+export const NOT_DURABLE = { durable: false } as const satisfies TransactionOptions;
+
 /** All operations. A `Tx` is an executor whose operations run in one transaction. */
 export interface Executor {
   /**

@@ -21,6 +21,7 @@ import type {
   ScheduleUpsertResult,
   WorkflowStepAppendParams,
 } from '../driver.js';
+import { NOT_DURABLE } from '../driver.js';
 import * as accounts from './postgres-accounts.js';
 import * as bodies from './postgres-bodies.js';
 import { storeBodies } from './postgres-bodies.js';
@@ -44,8 +45,6 @@ import { wakeChannelOf } from './postgres-wake.js';
 import { type CommitGuard, Deadline } from '../storage-deadline.js';
 
 const isGated = (m: Message): boolean => gateOf(m) !== undefined;
-/** As engine/outcome-writer.ts's: outcomes are redone when a power loss takes them. */
-const NOT_DURABLE = { durable: false } as const;
 
 export interface PostgresDriverOptions {
   /** Connection URL, `postgres://user:password@host:port/database`. */
