@@ -195,6 +195,63 @@ describe('sqlite driver', () => {
     });
   });
 
+  // Operations inside a transaction run in no savepoint of their own (sqlite-statements.ts):
+  // one that fails after writing fails the transaction, as PostgreSQL does.
+  it('fails a transaction in which an operation failed midway: later operations throw and it rolls back', async () => {
+    await withDriver({ path: freshPath() }, async ({ executor }) => {
+      const account = makeAccount();
+      await executor.accountInsert({ account });
+      const taken = makeMessage(account.id);
+      await executor.messageInsertMany({ messages: [taken] });
+      const fresh = makeMessage(account.id);
+      const run = executor.transaction(async (tx) => {
+        // `fresh` is written, then the duplicate id fails the operation.
+        const failed = tx.messageInsertMany({
+          messages: [fresh, makeMessage(account.id, { id: taken.id })],
+        });
+        await expect(failed).rejects.toThrow(/UNIQUE/);
+        await expect(tx.messageGet({ accountId: account.id, id: fresh.id })).rejects.toThrow(
+          /earlier operation of this transaction failed/,
+        );
+      });
+      await expect(run).rejects.toThrow(/earlier operation of this transaction failed/);
+      expect(await executor.messageGet({ accountId: account.id, id: fresh.id })).toBeUndefined();
+      // The connection is sound again for the next transaction.
+      await executor.transaction((tx) => tx.messageInsertMany({ messages: [fresh] }));
+      expect((await executor.messageGet({ accountId: account.id, id: fresh.id }))?.id).toBe(
+        fresh.id,
+      );
+    });
+  });
+
+  it('keeps a transaction sound when the failure was undone by its savepoint, or wrote nothing', async () => {
+    await withDriver({ path: freshPath() }, async ({ executor }) => {
+      const account = makeAccount();
+      await executor.accountInsert({ account });
+      const taken = makeMessage(account.id);
+      await executor.messageInsertMany({ messages: [taken] });
+      const [lost, nothing, kept] = [1, 2, 3].map(() => makeMessage(account.id));
+      await executor.transaction(async (tx) => {
+        const nested = tx.transaction((inner) =>
+          inner.messageInsertMany({ messages: [lost!, makeMessage(account.id, { id: taken.id })] }),
+        );
+        await expect(nested).rejects.toThrow(/UNIQUE/);
+        // The duplicate comes first: the operation fails before writing anything.
+        const early = tx.messageInsertMany({
+          messages: [makeMessage(account.id, { id: taken.id }), nothing!],
+        });
+        await expect(early).rejects.toThrow(/UNIQUE/);
+        await tx.messageInsertMany({ messages: [kept!] });
+      });
+      const ids = await Promise.all(
+        [lost!, nothing!, kept!].map((m) =>
+          executor.messageGet({ accountId: account.id, id: m.id }),
+        ),
+      );
+      expect(ids.map((m) => m?.id)).toEqual([undefined, undefined, kept!.id]);
+    });
+  });
+
   it('rejects a malformed event cursor with a 400', async () => {
     await withDriver({ path: ':memory:' }, async ({ executor }) => {
       const list = executor.eventList({ accountId: 'a', filter: {}, count: 10, cursor: 'abc' });

@@ -491,6 +491,7 @@ export class RootScope implements Scope {
       let result: T;
       try {
         result = await fn(tx.executor);
+        this.ops.statements.assertSound(); // `fn` caught an operation's failure: roll back
         this.commit.run();
         this.lastWriteFull = false;
         this.checkpointer?.committed();
@@ -500,6 +501,7 @@ export class RootScope implements Scope {
         // On SQLITE_FULL, SQLite may have rolled the whole transaction back already.
         if (isFull(error)) this.lastWriteFull = true;
         if (this.db.inTransaction) this.rollback.run();
+        this.ops.statements.recover();
         this.ops.leases.rollback();
         this.ops.flowGates.forgetReady();
         throw error;
@@ -588,11 +590,15 @@ class TxScope implements Scope {
 
   run<T>(op: () => T): Promise<T> {
     if (!this.active) return Promise.reject(endedError());
-    return settle(op);
+    return settle(() => {
+      this.ops.statements.assertSound();
+      return op();
+    });
   }
 
   async transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
     if (!this.active) throw endedError();
+    this.ops.statements.assertSound();
     const name = `ferry_tx_${this.nextSavepoint++}`;
     this.db.exec(`SAVEPOINT ${name}`);
     this.savepoints.push(name);
@@ -621,7 +627,11 @@ class TxScope implements Scope {
       );
     }
     this.savepoints.pop();
-    if (rollback) this.db.exec(`ROLLBACK TO ${name}`);
+    if (rollback) {
+      this.db.exec(`ROLLBACK TO ${name}`);
+      // A failure inside it is undone; none can be from before (nothing runs after one).
+      this.ops.statements.recover();
+    }
     this.db.exec(`RELEASE ${name}`);
   }
 }

@@ -146,7 +146,8 @@ const CLAIM_BODY = 9;
 const CLAIM_BODY_ID = 14;
 
 export class SqliteOps {
-  private readonly statements: SqliteStatements;
+  /** Shared by every part of the ops: one transaction state per connection. */
+  readonly statements: SqliteStatements;
 
   /** In-memory leases; the executor journals them with its transactions. */
   readonly leases = new LeaseTable();
@@ -172,8 +173,8 @@ export class SqliteOps {
     this.statements = new SqliteStatements(db);
     this.bodies = new SqliteBodyOps(this.statements);
     this.management = new SqliteManagementOps(this.statements, this.leases);
-    this.schedules = new SqliteScheduleOps(db);
-    this.workflows = new SqliteWorkflowOps(db);
+    this.schedules = new SqliteScheduleOps(this.statements);
+    this.workflows = new SqliteWorkflowOps(this.statements);
     this.limits = new SqliteLimitOps(this.statements, (rows) => this.withBodies(rows));
     this.flowGates = new SqliteFlowGateOps(this.statements);
     this.stats = new SqliteStatsOps(this.statements, this.leases);

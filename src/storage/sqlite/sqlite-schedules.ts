@@ -5,7 +5,6 @@
  * process and every write transaction holds the database's write lock (`BEGIN IMMEDIATE`), so
  * a claim, the messages it produces and the advance are serialized with every other writer.
  */
-import type Database from 'better-sqlite3';
 import type { Schedule } from '../../core/schedule.js';
 import type {
   ScheduleAdvanceManyParams,
@@ -24,7 +23,7 @@ import {
   scheduleValues,
   type ScheduleRow,
 } from '../sql/schedule-rows.js';
-import { SqliteStatements } from './sqlite-statements.js';
+import type { SqliteStatements } from './sqlite-statements.js';
 
 const INSERT = `INSERT INTO schedules (${SCHEDULE_COLUMNS.join(', ')}) VALUES (${SCHEDULE_COLUMNS.map(() => '?').join(', ')})`;
 
@@ -38,11 +37,7 @@ function bindable(value: string | number | boolean | Uint8Array | null): unknown
 }
 
 export class SqliteScheduleOps {
-  private readonly statements: SqliteStatements;
-
-  constructor(db: Database.Database) {
-    this.statements = new SqliteStatements(db);
-  }
+  constructor(private readonly statements: SqliteStatements) {}
 
   scheduleUpsert({ schedule, maxSchedules }: ScheduleUpsertParams): ScheduleUpsertResult {
     const st = this.statements;

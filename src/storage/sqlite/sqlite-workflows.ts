@@ -4,7 +4,6 @@
  * Unlike PostgreSQL, appending a history entry needs no row lock: one connection serves the
  * process, so reading the last `seq` and inserting after it cannot interleave with another append.
  */
-import type Database from 'better-sqlite3';
 import type { WorkflowRun, WorkflowStep } from '../../core/workflow.js';
 import type { WorkflowWaiter } from '../../core/workflow-events.js';
 import type {
@@ -34,7 +33,7 @@ import {
   type WorkflowStepRow,
   type WorkflowWaiterRow,
 } from '../sql/workflow-rows.js';
-import { SqliteStatements } from './sqlite-statements.js';
+import type { SqliteStatements } from './sqlite-statements.js';
 
 const INSERT_RUN = `INSERT INTO workflow_runs (${WORKFLOW_RUN_COLUMNS.join(', ')})
   VALUES (${WORKFLOW_RUN_COLUMNS.map(() => '?').join(', ')}) ON CONFLICT DO NOTHING`;
@@ -46,11 +45,7 @@ const INSERT_WAITER = `INSERT INTO workflow_waiters (${WORKFLOW_WAITER_COLUMNS.j
   VALUES (${WORKFLOW_WAITER_COLUMNS.map(() => '?').join(', ')})`;
 
 export class SqliteWorkflowOps {
-  private readonly statements: SqliteStatements;
-
-  constructor(db: Database.Database) {
-    this.statements = new SqliteStatements(db);
-  }
+  constructor(private readonly statements: SqliteStatements) {}
 
   workflowRunDeleteEnded({ before, limit }: WorkflowRunDeleteEndedParams): number {
     return this.statements.atomic(() => {
