@@ -6,7 +6,9 @@
  * `trace` option), and asks the database for their plans: EXPLAIN on PostgreSQL (after ANALYZE, so the planner knows the table
  * is large; for the engine's claim and outcome statement also their generic plans, which the
  * driver runs them with), EXPLAIN QUERY PLAN on SQLite. A plan that reads the messages table by a
- * scan, or a full scan of one of its indexes, fails the test.
+ * scan, or a full scan of one of its indexes, fails the test. The generic plans are also made on
+ * an empty, never analyzed table, as a connection of a fresh node makes them, and must read by
+ * index there as well.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,7 +20,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { ClaimedMessage, Message } from '../core/types.js';
 import type { Driver } from './driver.js';
 import { makeAccount, makeMessage } from './conformance/fixtures.js';
-import { openPostgresDriver } from './postgres/postgres-driver.js';
+import { FIXED_POOL_SETTINGS, openPostgresDriver } from './postgres/postgres-driver.js';
 import { quoteIdentifier } from './postgres/postgres-migrate.js';
 import { openSqliteDriver } from './sqlite/sqlite-driver.js';
 
@@ -137,8 +139,26 @@ function readsOf(node: Record<string, unknown>, relation: string): string[] {
 /** The operations PostgreSQL runs with generic plans (the driver's `fixed` pool). */
 const GENERIC_OPS = new Set(['claim (limited)', 'finish']);
 
-/** Fails unless `plan` reads the messages table, and never by a sequential or bitmap scan. */
-function expectIndexReads(name: string, text: string, plan: Record<string, unknown>): void {
+/** Nodes of a PostgreSQL JSON plan that read `relation` without a condition on an index or ctid. */
+function unboundedReadsOf(node: Record<string, unknown>, relation: string): string[] {
+  const bounded = node['Index Cond'] !== undefined || node['TID Cond'] !== undefined;
+  const type = String(node['Node Type']);
+  const scan = node['Relation Name'] === relation && type.endsWith('Scan');
+  const here = scan && !bounded ? [type] : [];
+  const children = (node.Plans as Record<string, unknown>[] | undefined) ?? [];
+  return [...here, ...children.flatMap((child) => unboundedReadsOf(child, relation))];
+}
+
+/**
+ * Fails unless `plan` reads the messages table, and never by a sequential or bitmap scan; with
+ * `bounded`, every read must also be bounded by an index condition (not a whole index read).
+ */
+function expectIndexReads(
+  name: string,
+  text: string,
+  plan: Record<string, unknown>,
+  bounded = false,
+): void {
   const reads = readsOf(plan, 'messages');
   const detail = `${name}: ${text}\n${JSON.stringify(plan, null, 1)}`;
   expect(reads.length, detail).toBeGreaterThan(0);
@@ -146,30 +166,39 @@ function expectIndexReads(name: string, text: string, plan: Record<string, unkno
     reads.filter((type) => type === 'Seq Scan' || type === 'Bitmap Heap Scan'),
     detail,
   ).toEqual([]);
+  if (bounded) expect(unboundedReadsOf(plan, 'messages'), detail).toEqual([]);
 }
 
 describe.skipIf(!url)('query plans with a backlog: postgres', () => {
   const schema = `ferry_plans_${randomBytes(6).toString('hex')}`;
+  /** Migrated and left empty (never analyzed): where a fresh node's connections plan. */
+  const emptySchema = `${schema}_empty`;
   const admin = postgres(url ?? '', {
     max: 1,
     onnotice: () => {},
     connection: { search_path: quoteIdentifier(schema) },
   });
   afterAll(async () => {
-    await admin.unsafe(`DROP SCHEMA IF EXISTS ${quoteIdentifier(schema)} CASCADE`);
+    for (const name of [schema, emptySchema]) {
+      await admin.unsafe(`DROP SCHEMA IF EXISTS ${quoteIdentifier(name)} CASCADE`);
+    }
     await admin.end({ timeout: 5 });
   });
 
   /**
-   * The generic plan of `text` (PostgreSQL 15 has no EXPLAIN (GENERIC_PLAN)): prepared with
-   * `plan_cache_mode = force_generic_plan` and EXPLAINed as an EXECUTE whose arguments are the
-   * parameters as literals of the types the statement infers for them.
+   * The generic plan of `text` (PostgreSQL 15 has no EXPLAIN (GENERIC_PLAN)): prepared with the
+   * settings of the driver's `fixed` pool and EXPLAINed as an EXECUTE whose arguments are the
+   * parameters as literals of the types the statement infers for them; planned in `inSchema`.
    */
   async function genericPlan(
     text: string,
     params: readonly unknown[],
+    inSchema: string,
   ): Promise<Record<string, unknown>> {
-    await admin.unsafe('SET plan_cache_mode = force_generic_plan');
+    for (const [name, value] of Object.entries(FIXED_POOL_SETTINGS)) {
+      await admin.unsafe(`SET ${name} = ${value}`);
+    }
+    await admin.unsafe(`SET search_path = ${quoteIdentifier(inSchema)}`);
     await admin.unsafe(`PREPARE hot AS ${text}`);
     try {
       const [prepared] = await admin.unsafe<{ types: string[] }[]>(
@@ -190,7 +219,8 @@ describe.skipIf(!url)('query plans with a backlog: postgres', () => {
       return row?.['QUERY PLAN'][0]?.Plan as Record<string, unknown>;
     } finally {
       await admin.unsafe('DEALLOCATE hot');
-      await admin.unsafe('RESET plan_cache_mode');
+      for (const name of Object.keys(FIXED_POOL_SETTINGS)) await admin.unsafe(`RESET ${name}`);
+      await admin.unsafe(`SET search_path = ${quoteIdentifier(schema)}`);
     }
   }
 
@@ -214,6 +244,12 @@ describe.skipIf(!url)('query plans with a backlog: postgres', () => {
     } finally {
       await driver.close();
     }
+    const empty = openPostgresDriver({ url: url ?? '', schema: emptySchema });
+    try {
+      await empty.migrate();
+    } finally {
+      await empty.close();
+    }
     const ops = new Set(traced.map((t) => t.op));
     expect([...ops].sort()).toEqual(HOT_OPS);
     for (const { op: name, text, params } of traced) {
@@ -225,7 +261,10 @@ describe.skipIf(!url)('query plans with a backlog: postgres', () => {
       // The engine's claim and outcome statements run with generic plans (postgres-driver.ts,
       // `fixed`), planned without the parameters' values: those plans must read by index too.
       if (GENERIC_OPS.has(name)) {
-        expectIndexReads(`${name} (generic plan)`, text, await genericPlan(text, params));
+        for (const where of [schema, emptySchema]) {
+          const plan = await genericPlan(text, params, where);
+          expectIndexReads(`${name} (generic plan, ${where})`, text, plan, true);
+        }
       }
     }
   });

@@ -431,6 +431,21 @@ const CLOSE_TIMEOUT_SEC = 5;
  */
 const FIXED_POOL_MAX = 4;
 
+/**
+ * The settings of the `fixed` pool's sessions. Its plans are generic and made once per
+ * connection, at a statement's first execution, which is often while the tables are still small
+ * (a fresh store, the start of a burst): there a scan looks cheaper than an index, and the plan
+ * kept it for the connection's life. The outcome statement of the end-to-end benchmark read the
+ * whole messages table (with its dead rows) for every batch, 55 % of PostgreSQL's active time
+ * (docs/benchmarks.md). These statements are written to read by index; with sequential and
+ * bitmap scans off, the planner takes the index whatever the table held when it planned.
+ */
+export const FIXED_POOL_SETTINGS = {
+  plan_cache_mode: 'force_generic_plan',
+  enable_seqscan: 'off',
+  enable_bitmapscan: 'off',
+} as const;
+
 /** The driver's operations in flight on the pool (a transaction counts as one). */
 class PendingOperations {
   private readonly pending = new Set<Promise<unknown>>();
@@ -476,7 +491,7 @@ export function openPostgresDriver(options: PostgresDriverOptions): Driver {
         : {}),
     });
   const sql = open(options.max ?? 10, {});
-  const fixed = open(FIXED_POOL_MAX, { plan_cache_mode: 'force_generic_plan' });
+  const fixed = open(FIXED_POOL_MAX, FIXED_POOL_SETTINGS);
   const begin: Begin = async (fn) =>
     (await sql.begin(async (tx) => ({ value: await fn(tx) }))).value;
   const wakeChannel = wakeChannelOf(schema);
