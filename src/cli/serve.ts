@@ -13,6 +13,7 @@ import type { Account } from '../core/types.js';
 import type { Logger } from '../core/logger.js';
 import { credentialsPath, ensureDefaultAccount, type Credentials } from './credentials.js';
 import { tuneHeapGrowth } from './heap-growth.js';
+import { isConnectionLoss } from '../storage/postgres/postgres-driver.js';
 
 /**
  * What a start prints. Secrets (the token, the signing keys, the administrator's API key) are
@@ -107,10 +108,34 @@ function survivePostgresNullSocketWrite(logger: Logger): void {
   });
 }
 
+/**
+ * postgres.js 3.4.9 fetches the server's array types as the first statement of every new
+ * connection and drops that promise (`fetchArrayTypes` in its connection.js; porsager/postgres
+ * #1192, #1205, #1223, open): when the connection breaks meanwhile, as it does while PostgreSQL
+ * restarts, the error is an unhandled rejection, which would end the process. The connection is
+ * dropped and the next one fetches the types again, so a rejection that is a lost or refused
+ * connection (Ferry's own code awaits every query) is logged and survived. Any other unhandled
+ * rejection still ends the process, through the handler above.
+ */
+function survivePostgresTypeFetchFailure(logger: Logger): void {
+  const refused = new Set(['ECONNREFUSED', 'CONNECT_TIMEOUT', '57P03']); // 57P03: cannot_connect_now
+  process.on('unhandledRejection', (reason) => {
+    const code = (reason as { code?: unknown } | undefined)?.code;
+    if (!isConnectionLoss(reason) && !refused.has(String(code))) throw reason;
+    logger.warn(
+      { err: reason },
+      'PostgreSQL connection lost while the driver read its types (driver bug, survived)',
+    );
+  });
+}
+
 export async function start(config: Config): Promise<void> {
   tuneHeapGrowth();
   const logger = openLogger(config);
-  if (config.databaseUrl) survivePostgresNullSocketWrite(logger);
+  if (config.databaseUrl) {
+    survivePostgresNullSocketWrite(logger);
+    survivePostgresTypeFetchFailure(logger);
+  }
   const ferry = await createFerry({ config, logger });
 
   // Handlers go in before the port opens, so a signal that arrives as soon as the banner is

@@ -98,7 +98,7 @@ const CONNECTION_LOSS = new Set([
   '57P02', // crash_shutdown
 ]);
 
-function isConnectionLoss(error: unknown): boolean {
+export function isConnectionLoss(error: unknown): boolean {
   const code = (error as { code?: unknown } | undefined)?.code;
   return typeof code === 'string' && CONNECTION_LOSS.has(code);
 }
