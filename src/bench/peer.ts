@@ -51,6 +51,35 @@ export function processCpuSeconds(pid: number | undefined): number {
 }
 
 /**
+ * CPU seconds (user + system) of every `postgres` process on this machine, with what the ones
+ * that exited left in their parent's count (a backend that ends is added to the postmaster's):
+ * the server's work, whoever asked for it, so only meaningful while nothing else uses it. NaN
+ * where /proc is not readable; 0 when the server runs elsewhere.
+ */
+export function postgresServerCpuSeconds(): number {
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return NaN;
+  }
+  let ticks = 0;
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== 'postgres') continue;
+      // utime, stime, cutime and cstime: fields 14 to 17 of stat(5).
+      const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+      ticks += [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]), 0);
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  return ticks / 100;
+}
+
+/**
  * CPU seconds (user + system) of each thread of process `pid`: `main`, and every other thread as
  * its name and id (`node 1234`: on Node 20 the delivery thread, V8's helper threads (GC, the
  * optimizing compiler) and libuv's pool (fsyncs) are all named `node`). Empty where /proc is not

@@ -52,6 +52,7 @@ import type { Driver } from '../storage/driver.js';
 import { openPostgresDriver } from '../storage/postgres/postgres-driver.js';
 import { openSqliteDriver } from '../storage/sqlite/sqlite-driver.js';
 import {
+  postgresServerCpuSeconds,
   processCpuSeconds,
   threadCpuSeconds,
   redisAvailable,
@@ -499,7 +500,7 @@ async function benchEndToEnd(
   keys?: number,
   store?: Store,
   main?: string,
-): Promise<Row & { rate: number; cpuMicros: number }> {
+): Promise<E2eRun> {
   const sink = await startSink();
   const ferry = await startFerry(storage, [], store, main);
   try {
@@ -519,6 +520,7 @@ async function benchEndToEnd(
     const start = performance.now();
     const cpuStart = ferry.cpuSeconds();
     const threadsStart = ferry.threadCpuSeconds();
+    const dbStart = storage === 'postgres' ? postgresServerCpuSeconds() : undefined;
     const { seconds: publishSeconds } = await publishMany({
       ferry,
       destination: `${sink.url}/e2e`,
@@ -537,6 +539,7 @@ async function benchEndToEnd(
     await all;
     const seconds = (performance.now() - start) / 1000;
     const cpu = ferry.cpuSeconds() - cpuStart;
+    const dbMicros = dbStart === undefined ? undefined : serverMicros(dbStart, n);
     printThreadCpu(ferry, threadsStart, n);
     return {
       storage,
@@ -547,10 +550,12 @@ async function benchEndToEnd(
       n,
       rate: n / seconds,
       cpuMicros: (cpu / n) * 1e6,
+      ...(dbMicros === undefined ? {} : { dbMicros }),
       result: `${Math.round(n / seconds).toLocaleString('en')} messages/s`,
       detail:
         `all received after ${seconds.toFixed(2)} s; publishing took ` +
-        `${publishSeconds.toFixed(2)} s; Ferry's CPU ${Math.round((cpu / n) * 1e6)} µs per message`,
+        `${publishSeconds.toFixed(2)} s; Ferry's CPU ${Math.round((cpu / n) * 1e6)} µs per message` +
+        serverNote(dbMicros),
     };
   } finally {
     await ferry.stop();
@@ -652,17 +657,30 @@ const bullmqPeer = (redis: Redis): PeerKind => ({
 const graphilePeer = (databaseUrl: string): PeerKind => ({
   name: 'graphile-worker, PostgreSQL, batched',
   short: 'graphile-worker',
-  // PostgreSQL's backends serve Ferry's runs too, and are not counted for either.
+  // PostgreSQL's server is counted apart, as for Ferry's PostgreSQL rows (serverNote).
   cpu: 'worker process',
   storage: 'postgres',
   start: () => startGraphilePeer(databaseUrl, PEER_CONCURRENCY),
 });
 
+/** One end-to-end run; `dbMicros`: the PostgreSQL server's CPU per message, where it served. */
+type E2eRun = Row & { rate: number; cpuMicros: number; dbMicros?: number };
+
+/** The PostgreSQL server's CPU per message since `start` (postgresServerCpuSeconds), µs. */
+const serverMicros = (start: number, n: number): number =>
+  ((postgresServerCpuSeconds() - start) / n) * 1e6;
+
+/**
+ * The server's CPU in a row: BullMQ's figure counts Redis, so a PostgreSQL row shows its
+ * database's beside the queue's own (the whole local server: other clients would count too).
+ */
+const serverNote = (micros: number | undefined): string =>
+  micros === undefined || Number.isNaN(micros)
+    ? ''
+    : `; PostgreSQL server CPU ${Math.round(micros)} µs per message`;
+
 /** The end-to-end case with a peer: N jobs added from E2E_PUBLISHERS concurrent callers. */
-async function benchPeerEndToEnd(
-  kind: PeerKind,
-  n: number,
-): Promise<Row & { rate: number; cpuMicros: number }> {
+async function benchPeerEndToEnd(kind: PeerKind, n: number): Promise<E2eRun> {
   const sink = await startSink();
   const peer = await kind.start();
   try {
@@ -679,6 +697,7 @@ async function benchPeerEndToEnd(
     const all = sink.received(n);
     const start = performance.now();
     const cpuStart = peer.cpuSeconds();
+    const dbStart = kind.storage === 'postgres' ? postgresServerCpuSeconds() : undefined;
     const url = `${sink.url}/e2e`;
     const { seconds: addSeconds } = await drive({
       n,
@@ -688,16 +707,19 @@ async function benchPeerEndToEnd(
     await all;
     const seconds = (performance.now() - start) / 1000;
     const cpu = peer.cpuSeconds() - cpuStart;
+    const dbMicros = dbStart === undefined ? undefined : serverMicros(dbStart, n);
     return {
       storage: kind.name,
       case: `end to end (add N from ${E2E_PUBLISHERS} callers, until all received)${warmNote()}`,
       n,
       rate: n / seconds,
       cpuMicros: (cpu / n) * 1e6,
+      ...(dbMicros === undefined ? {} : { dbMicros }),
       result: `${Math.round(n / seconds).toLocaleString('en')} messages/s`,
       detail:
         `all received after ${seconds.toFixed(2)} s; adding took ${addSeconds.toFixed(2)} s; ` +
-        `${kind.cpu} CPU ${Math.round((cpu / n) * 1e6)} µs per message`,
+        `${kind.cpu} CPU ${Math.round((cpu / n) * 1e6)} µs per message` +
+        serverNote(dbMicros),
     };
   } finally {
     await peer.stop();
@@ -1088,7 +1110,7 @@ async function main(): Promise<void> {
     peers.filter((p) => p.storage === undefined || key.startsWith(p.storage));
   try {
     if (wanted('e2e') && onlyCase !== 'backlog') {
-      const runs = new Map<string, (Row & { rate: number; cpuMicros: number })[]>();
+      const runs = new Map<string, E2eRun[]>();
       const before = cpuTicks();
       for (let rep = 0; rep < REPS; rep += 1) {
         for (const storage of picked) {
@@ -1130,7 +1152,12 @@ async function main(): Promise<void> {
               `runs ${list.map((r) => Math.round(r.rate)).join(', ')}; ` +
               `${isPeer(key)?.cpu ?? "Ferry's"} CPU ` +
               `${Math.round(median(list.map((r) => r.cpuMicros)))} µs per message (median; ` +
-              `runs ${list.map((r) => Math.round(r.cpuMicros)).join(', ')})`,
+              `runs ${list.map((r) => Math.round(r.cpuMicros)).join(', ')})` +
+              serverNote(
+                list[0]?.dbMicros === undefined
+                  ? undefined
+                  : median(list.map((r) => r.dbMicros ?? NaN)),
+              ),
           },
           before,
         );
