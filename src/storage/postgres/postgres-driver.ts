@@ -437,13 +437,18 @@ const FIXED_POOL_MAX = 4;
  * (a fresh store, the start of a burst): there a scan looks cheaper than an index, and the plan
  * kept it for the connection's life. The outcome statement of the end-to-end benchmark read the
  * whole messages table (with its dead rows) for every batch, 55 % of PostgreSQL's active time
- * (docs/benchmarks.md). These statements are written to read by index; with sequential and
- * bitmap scans off, the planner takes the index whatever the table held when it planned.
+ * (docs/benchmarks.md), and the claim joined its picked candidates to every due message (by a
+ * hash join over the due index) instead of looking each up. These statements are written to
+ * touch a batch of rows by index or ctid: with sequential and bitmap scans off, and hash and
+ * merge joins off (joins are per-row lookups), the planner keeps to that whatever the table held
+ * when it planned.
  */
 export const FIXED_POOL_SETTINGS = {
   plan_cache_mode: 'force_generic_plan',
   enable_seqscan: 'off',
   enable_bitmapscan: 'off',
+  enable_hashjoin: 'off',
+  enable_mergejoin: 'off',
 } as const;
 
 /** The driver's operations in flight on the pool (a transaction counts as one). */
