@@ -49,6 +49,8 @@ export class SqliteStatements {
    */
   private failure: unknown;
   private failed = false;
+  /** `SELECT total_changes()`, prepared at its first use. */
+  private changes: Statement | undefined;
 
   /**
    * Runs `fn` atomically. Outside a transaction: in `BEGIN IMMEDIATE` … `COMMIT` (the write lock
@@ -109,6 +111,7 @@ export class SqliteStatements {
   }
 
   private totalChanges(): number {
-    return this.get('SELECT total_changes()').pluck().get() as number;
+    this.changes ??= this.db.prepare('SELECT total_changes()').pluck();
+    return this.changes.get() as number;
   }
 }
