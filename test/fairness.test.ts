@@ -200,7 +200,8 @@ describe.each(STORAGES)('fairness between destinations (%s)', (storage) => {
   // release), and until then every claim read past it and the rest of that destination's
   // newly published messages.
   it("stores a message to a paced destination at its place in the destination's schedule", async () => {
-    t = await startFerry({ storage });
+    const ferry = await startFerry({ storage });
+    t = ferry;
     const refusedUrl = `${await refusingUrl()}/r`;
     // 480 of them beyond the pace's start: about 9.6 s of schedule, so the message published
     // below lands well past its first second however long the wait for the pacing takes.
@@ -210,8 +211,16 @@ describe.each(STORAGES)('fairness between destinations (%s)', (storage) => {
       if (Date.now() > deadline) throw new Error('the refused destination was not attempted');
       await new Promise((resolve) => setTimeout(resolve, 50)); // polling the recorded events
     }
+    const publishedCount = async (): Promise<number> => {
+      const text = await (await fetch(`${ferry.url}/metrics`)).text();
+      const lines = text.split('\n').filter((l) => l.startsWith('ferry_messages_published_total{'));
+      return lines.reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0);
+    };
+    const countedBefore = await publishedCount();
     const publishedAt = Date.now();
     const [id] = await batch(refusedUrl, 1);
+    // Stored as a copy due later, and still counted as published.
+    expect(await publishedCount()).toBe(countedBefore + 1);
     const stored = await t.ferry.driver.executor.messageGet({
       accountId: t.account.id,
       id: id ?? '',

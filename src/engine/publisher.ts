@@ -230,7 +230,9 @@ export class Publisher {
         // acknowledged, which a publisher retrying its unacknowledged publish turns into a
         // duplicate: at least once still holds.
         await executor.transaction((tx) => write(tx, false));
-    this.countPublished(batch, stored);
+    // By id: a message stored at its place in its destination's schedule is a copy (`scheduled`).
+    const storedIds = new Set(stored.map((m) => m.id));
+    this.countPublished(batch, storedIds);
     const usage = this.options.usage;
     if (usage) {
       for (const m of stored) {
@@ -239,7 +241,7 @@ export class Publisher {
       }
       for (const items of batch) {
         for (const item of items) {
-          if (item.workflow?.kind === 'start' && stored.includes(item.message)) {
+          if (item.workflow?.kind === 'start' && storedIds.has(item.message.id)) {
             usage.add(item.message.accountId, 'workflow_run', 1, now);
           }
         }
@@ -263,13 +265,12 @@ export class Publisher {
     return count <= MAX_STEP_ROWS;
   }
 
-  private countPublished(batch: PublishItem[][], stored: Message[]): void {
+  private countPublished(batch: PublishItem[][], storedIds: ReadonlySet<string>): void {
     const metrics = this.options.metrics;
-    if (!metrics || stored.length === 0) return;
-    const written = new Set(stored);
+    if (!metrics || storedIds.size === 0) return;
     for (const items of batch) {
       for (const { message, kind } of items) {
-        if (!message.spec.workflow && written.has(message)) {
+        if (!message.spec.workflow && storedIds.has(message.id)) {
           metrics.published(kind ?? 'publish', message.accountId, 1);
         }
       }
