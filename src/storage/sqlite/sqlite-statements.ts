@@ -45,10 +45,9 @@ export class SqliteStatements {
 
   /**
    * The error that left the open transaction with part of an operation's writes (see
-   * {@link atomic}); undefined while the transaction is sound.
+   * {@link atomic}), boxed so that any thrown value fits; undefined while the transaction is sound.
    */
-  private failure: unknown;
-  private failed = false;
+  private failure: { error: unknown } | undefined;
   /** `SELECT total_changes()`, prepared at its first use. */
   private changes: Statement | undefined;
 
@@ -92,22 +91,19 @@ export class SqliteStatements {
 
   /** Throws when an operation failed midway in the open transaction (see {@link atomic}). */
   assertSound(): void {
-    if (!this.failed) return;
+    if (this.failure === undefined) return;
     throw new Error('an earlier operation of this transaction failed; it can only roll back', {
-      cause: this.failure,
+      cause: this.failure.error,
     });
   }
 
   /** The transaction (or the savepoint that held the failure) rolled back: sound again. */
   recover(): void {
-    this.failed = false;
     this.failure = undefined;
   }
 
   private fail(error: unknown): void {
-    if (this.failed) return;
-    this.failed = true;
-    this.failure = error;
+    this.failure ??= { error };
   }
 
   private totalChanges(): number {
