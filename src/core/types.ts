@@ -200,6 +200,12 @@ export interface EventRecord extends MessageRef {
   bodySize?: number;
   /** Likewise for `responseBody`. */
   responseBodySize?: number;
+  /**
+   * Written only: this outcome event (DELIVERED, ERROR) also stands for its attempt's ACTIVE
+   * event, logged at this time. The store keeps the two as one row, and lists return them as two
+   * events, the ACTIVE just before the outcome (docs/storage.md, "Events").
+   */
+  activeAt?: number;
 }
 
 /** A dead-letter queue entry: the whole failed message plus the last response. */

@@ -46,6 +46,11 @@ export type Completion =
       dlqRetentionMs: number;
       /** The account's `max_dlq_size` (0 = no limit): older entries are evicted beyond it. */
       maxDlqSize: number;
+      /**
+       * The attempt's ACTIVE event, when it was still held (see OutcomeWriter.add): stored on the
+       * outcome's first event (`activeAt`), one row for both, or alone if the lease was lost.
+       */
+      active?: EventRecord;
     }
   /**
    * Not attempted (shutdown, or its origin stalled, see origin-limit.ts): due again at `dueAt`
@@ -148,6 +153,24 @@ async function releaseAll(
   );
 }
 
+/** The events of the batch's `events` completions (the ACTIVE events no outcome carried). */
+function loggedEvents(batch: readonly Completion[]): EventRecord[] {
+  return batch.flatMap((c) => (c.kind === 'events' ? c.events : []));
+}
+
+/** Stores the attempt's ACTIVE time on the first event of its outcome, `events[at]`. */
+function carry(events: EventRecord[], at: number, active: EventRecord | undefined): void {
+  const first = events[at];
+  if (active && first) first.activeAt = active.time;
+}
+
+/**
+ * How long a claim's ACTIVE event waits for its attempt's outcome, ms, to be written with it as
+ * one row (`activeAt`): most deliveries end within it. One that takes longer is logged on its
+ * own, this much later than its claim (at most twice this).
+ */
+export const ACTIVE_HOLD_MS = 100;
+
 export class OutcomeWriter {
   private readonly group: GroupCommit<Completion, void>;
   /**
@@ -158,6 +181,13 @@ export class OutcomeWriter {
    * first). An ACTIVE in the same batch is inserted first anyway.
    */
   private readonly activeWrites = new Map<string, Promise<void>>();
+  /**
+   * ACTIVE events waiting for their attempt's outcome, by message id: `young` since the last
+   * sweep, `old` since the one before; each sweep logs the old and ages the young.
+   */
+  private young = new Map<string, EventRecord>();
+  private old = new Map<string, EventRecord>();
+  private sweeper: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: OutcomeWriterOptions) {
     this.group = new GroupCommit({
@@ -168,24 +198,70 @@ export class OutcomeWriter {
     });
   }
 
-  /** Queues a completion; resolves once it is written (or its write failed and was logged). */
+  /**
+   * Queues a completion; resolves once it is written (or its write failed and was logged). A
+   * claim's ACTIVE events are held (at most 2 × ACTIVE_HOLD_MS) for their attempts' outcomes:
+   * an outcome that finds its ACTIVE event held takes it along, and the two are written as one
+   * row, which lists show as both events. A held event resolves at once.
+   */
   add(completion: Completion): Promise<void> {
-    const written = this.group.add(completion);
     if (completion.kind === 'events') {
-      for (const { messageId } of completion.events) this.activeWrites.set(messageId, written);
-      const forget = (): void => {
-        for (const { messageId } of completion.events) {
-          if (this.activeWrites.get(messageId) === written) this.activeWrites.delete(messageId);
-        }
-      };
-      written.then(forget, forget);
+      const logged: EventRecord[] = [];
+      for (const event of completion.events) {
+        if (event.state === 'ACTIVE') this.young.set(event.messageId, event);
+        else logged.push(event);
+      }
+      this.sweep();
+      return logged.length > 0 ? this.logEvents(logged) : Promise.resolve();
     }
-    return written;
+    const id = completion.message.id;
+    const active = this.young.get(id) ?? this.old.get(id);
+    if (active) {
+      this.young.delete(id);
+      this.old.delete(id);
+      // The same attempt: its outcome's first event repeats the ACTIVE event's columns.
+      if (completion.kind === 'outcome' && active.retried === completion.message.retried) {
+        return this.group.add({ ...completion, active });
+      }
+      void this.logEvents([active]); // before the completion: in its batch or an earlier one
+    }
+    return this.group.add(completion);
   }
 
-  /** Resolves when everything queued so far is written. */
+  /** Resolves when everything queued so far is written, held ACTIVE events included. */
   drain(): Promise<void> {
+    const held = [...this.old.values(), ...this.young.values()];
+    this.old = new Map();
+    this.young = new Map();
+    if (held.length > 0) void this.logEvents(held);
     return this.group.drain();
+  }
+
+  /** Logs the events held since the last sweep, ages the rest, and plans the next sweep. */
+  private sweep(): void {
+    if (this.sweeper) return;
+    this.sweeper = setTimeout(() => {
+      this.sweeper = undefined;
+      const expired = [...this.old.values()];
+      this.old = this.young;
+      this.young = new Map();
+      if (expired.length > 0) void this.logEvents(expired);
+      if (this.old.size > 0) this.sweep();
+    }, ACTIVE_HOLD_MS);
+    this.sweeper.unref();
+  }
+
+  /** Writes events (ACTIVE ones no outcome took), remembered until written for ordering. */
+  private logEvents(events: EventRecord[]): Promise<void> {
+    const written = this.group.add({ kind: 'events', events });
+    for (const { messageId } of events) this.activeWrites.set(messageId, written);
+    const forget = (): void => {
+      for (const { messageId } of events) {
+        if (this.activeWrites.get(messageId) === written) this.activeWrites.delete(messageId);
+      }
+    };
+    written.then(forget, forget);
+    return written;
   }
 
   private async write(batch: Completion[]): Promise<void[]> {
@@ -233,7 +309,7 @@ export class OutcomeWriter {
       // ACTIVE events first: a message's ACTIVE always precedes its outcome in the log. These
       // writes are independent, so they are issued together: PostgreSQL pipelines them instead
       // of waiting a round trip for each; SQLite runs them in call order.
-      const logged = batch.flatMap((c) => (c.kind === 'events' ? c.events : []));
+      const logged = loggedEvents(batch);
       const releases = batch.filter((c) => c.kind === 'release');
       const outcomes = batch.filter((c) => c.kind === 'outcome');
       const cancels = batch.filter((c) => c.kind === 'cancel');
@@ -264,8 +340,14 @@ export class OutcomeWriter {
       }
       for (const c of outcomes) {
         // A completion whose lease was lost (cancelled, or re-claimed after expiry) writes nothing.
-        if (!deleted.has(c.message.id) && !retried.has(c.message.id)) continue;
+        if (!deleted.has(c.message.id) && !retried.has(c.message.id)) {
+          // The lease was lost: no outcome is written, but the attempt was made.
+          if (c.active) out.events.unshift(c.active);
+          continue;
+        }
+        const at = out.events.length;
         this.recordOutcome(c, out);
+        carry(out.events, at, c.active);
         applied.push(c);
       }
       if (out.workflow.length > 0) {
@@ -299,18 +381,17 @@ export class OutcomeWriter {
 
   /** See OutcomeWriterOptions.oneStatement: the batch holds only events and plain deliveries. */
   private async finishPlain(batch: Completion[]): Promise<void> {
-    const events: EventRecord[] = [];
-    const finished: { lease: ClaimedMessage; events: EventRecord[] }[] = [];
+    const events = loggedEvents(batch);
+    const finished: { lease: ClaimedMessage; events: EventRecord[]; unheld?: EventRecord[] }[] = [];
     const outcomes: Extract<Completion, { kind: 'outcome' }>[] = [];
     for (const c of batch) {
-      if (c.kind === 'events') {
-        events.push(...c.events);
-      } else if (c.kind === 'outcome') {
-        const out: Written = { events: [], dlq: [], messages: [], workflow: [] };
-        this.recordOutcome(c, out);
-        finished.push({ lease: c.message, events: out.events });
-        outcomes.push(c);
-      }
+      if (c.kind !== 'outcome') continue;
+      const out: Written = { events: [], dlq: [], messages: [], workflow: [] };
+      this.recordOutcome(c, out);
+      const active = c.active;
+      carry(out.events, 0, active);
+      finished.push({ lease: c.message, events: out.events, ...(active && { unheld: [active] }) });
+      outcomes.push(c);
     }
     const started = performance.now();
     const deleted = new Set(await this.options.executor.messageFinishMany({ events, finished }));

@@ -249,8 +249,12 @@ export interface MessageDeleteLeasedManyParams {
 export interface MessageFinishManyParams {
   /** Written first, whatever becomes of the leases (the ACTIVE events of claims). */
   events: EventRecord[];
-  /** Messages done for good: each is deleted if its lease holds, and only then its events written. */
-  finished: { lease: Lease; events: EventRecord[] }[];
+  /**
+   * Messages done for good: each is deleted if its lease holds, and only then its events
+   * written; when it does not hold, its `unheld` events are written instead (the attempt's ACTIVE
+   * event, which `events` carries as `activeAt`).
+   */
+  finished: { lease: Lease; events: EventRecord[]; unheld?: EventRecord[] }[];
 }
 export interface MessageRetryManyParams {
   retries: (Lease & { dueAt: number; retried: number })[];

@@ -239,6 +239,59 @@ export function eventCases(ctx: SuiteContext): void {
     expect(second.cursor).toBeUndefined();
   });
 
+  it('an outcome row that carries its ACTIVE event (activeAt) lists as both, ACTIVE just before it', async () => {
+    const ex = ctx.executor();
+    const a = makeFullMessage(newId('acct'));
+    const accountId = a.accountId;
+    const created = makeEvent(a, { time: T0 });
+    const error = makeEvent(a, {
+      state: 'ERROR',
+      time: T0 + 3,
+      error: 'HTTP 500',
+      nextDeliveryTime: T0 + 60_000,
+      responseStatus: 500,
+      responseHeader: { 'Content-Type': ['text/plain'] },
+      responseBody: BINARY_BODY,
+    });
+    const retry = makeEvent(a, { state: 'RETRY', time: T0 + 3, retried: 1 });
+    await ex.eventInsertMany({ events: [created, { ...error, activeAt: T0 + 2 }, retry] });
+    const active = makeEvent(a, { state: 'ACTIVE', time: T0 + 2 });
+    const withCreated = (e: EventRecord) => ({ ...e, header: a.spec.headers, body: a.body });
+
+    const all = await ex.eventList({ accountId, filter: {}, count: 10 });
+    expect(plain(all.items.map((e) => ({ ...e, id: undefined })))).toEqual(
+      plain([retry, error, active, created].map(withCreated)),
+    );
+
+    // One event a page: the two events of the ERROR row come on pages of their own.
+    const pages: EventRecord[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await ex.eventList({
+        accountId,
+        filter: {},
+        count: 1,
+        ...(cursor && { cursor }),
+      });
+      pages.push(...page.items);
+      cursor = page.cursor;
+      if (pages.length > 4) throw new Error('too many pages');
+    } while (cursor !== undefined);
+    expect(pages.map((e) => e.state)).toEqual(['RETRY', 'ERROR', 'ACTIVE', 'CREATED']);
+
+    const states = async (filter: RecordFilter) =>
+      (await ex.eventList({ accountId, filter, count: 10 })).items.map((e) => e.state);
+    expect(await states({ states: ['ACTIVE'] })).toEqual(['ACTIVE']);
+    expect(await states({ states: ['ERROR'] })).toEqual(['ERROR']);
+    expect(await states({ responseStatuses: [500] })).toEqual(['ERROR']);
+    expect(await states({ fromDate: T0 + 3 })).toEqual(['RETRY', 'ERROR']);
+    expect(await states({ fromDate: T0 + 1, toDate: T0 + 2 })).toEqual(['ACTIVE']);
+    expect(await states({ messageIds: [a.id], states: ['ACTIVE', 'CREATED'] })).toEqual([
+      'ACTIVE',
+      'CREATED',
+    ]);
+  });
+
   it('eventList of an account without events is empty', async () => {
     expect(
       await ctx.executor().eventList({ accountId: newId('acct'), filter: {}, count: 10 }),

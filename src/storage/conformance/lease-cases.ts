@@ -170,6 +170,32 @@ export function leaseCases(ctx: SuiteContext): void {
     ]);
   });
 
+  it('messageFinishMany: a held lease writes its events (ACTIVE carried), a lost one its unheld', async () => {
+    await insertDue(T0, T0 + 1);
+    const claimed = await ex.messageClaimDue({ now: T0 + 1, limit: 2, leaseUntil: T0 + LEASE_MS });
+    const [a, b] = claimed;
+    if (!a || !b) throw new Error('nothing claimed');
+    const finish = (m: Message, lease: { id: string; leaseToken: string }) => ({
+      lease,
+      events: [
+        makeEvent(m, { state: 'DELIVERED', time: T0 + 4, responseStatus: 200, activeAt: T0 + 3 }),
+      ],
+      unheld: [makeEvent(m, { state: 'ACTIVE', time: T0 + 3 })],
+    });
+    const stale = { id: b.id, leaseToken: newLeaseToken() };
+    const deleted = await ex.messageFinishMany({
+      events: [],
+      finished: [finish(a, leaseOf(a)), finish(b, stale)],
+    });
+    expect(deleted).toEqual([a.id]);
+    const page = await ex.eventList({ accountId, filter: {}, count: 10 });
+    expect([...page.items].reverse().map((e) => [e.messageId, e.state, e.time])).toEqual([
+      [a.id, 'ACTIVE', T0 + 3],
+      [a.id, 'DELIVERED', T0 + 4],
+      [b.id, 'ACTIVE', T0 + 3],
+    ]);
+  });
+
   it('messageFinishMany writes nothing when one of its events is bad', async () => {
     await insertDue(T0, T0);
     const claimed = await ex.messageClaimDue({ now: T0, limit: 2, leaseUntil: T0 + LEASE_MS });

@@ -288,7 +288,9 @@ class PostgresExecutor implements Executor {
       const ids = new Set(
         await tx.messageDeleteLeasedMany({ leases: rest.finished.map((f) => f.lease) }),
       );
-      const logged = rest.finished.flatMap((f) => (ids.has(f.lease.id) ? f.events : []));
+      const logged = rest.finished.flatMap((f) =>
+        ids.has(f.lease.id) ? f.events : (f.unheld ?? []),
+      );
       if (logged.length > 0) await tx.eventInsertMany({ events: logged });
       return ids;
     }, NOT_DURABLE);

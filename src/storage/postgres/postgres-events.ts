@@ -2,7 +2,14 @@
 import { badRequest } from '../../core/errors.js';
 import type { EventRecord } from '../../core/types.js';
 import type { EventDeleteBeforeParams, EventListParams, Page } from '../driver.js';
-import { buildFilter, joinLabels, urlParts } from '../sql/filter.js';
+import {
+  ACTIVE_EVENT_FILTER,
+  buildFilter,
+  EVENT_FILTER,
+  joinLabels,
+  urlParts,
+  type FilterColumns,
+} from '../sql/filter.js';
 import { batchInsert } from './postgres-batch.js';
 import { newBinder } from './postgres-bind.js';
 import { type Db } from './postgres-rows.js';
@@ -43,15 +50,13 @@ export const insertEvents = batchInsert<EventRecord>('events', [
   { name: 'response_body', type: 'bytea', value: (e) => e.responseBody },
   { name: 'body_redacted', type: 'text', value: (e) => e.bodyRedacted },
   { name: 'body_id', type: 'text', value: (e) => e.body && sharedBodyId(e.body) },
+  { name: 'active_at', type: 'bigint', value: (e) => e.activeAt },
 ]);
 
-/** Every column but header/body, which the list takes from the CREATED event when missing. */
-const LIST_COLUMNS = [
-  'id',
+/** The columns a row's events share; header/body come from the CREATED event when missing. */
+const SHARED_COLUMNS = [
   'account_id',
   'message_id',
-  'time',
-  'state',
   'url',
   'method',
   'topic_name',
@@ -63,56 +68,81 @@ const LIST_COLUMNS = [
   'caller_ip',
   'retried',
   'max_retries',
-  'error',
-  'next_delivery_time',
-  'response_status',
-  'response_header',
 ]
   .map((column) => `e.${column}`)
   .join(', ');
 
+/** The outcome's columns: NULL for the ACTIVE event a row carries. */
+const OUTCOME_COLUMNS = ['error', 'next_delivery_time', 'response_status', 'response_header']
+  .map((column) => `CASE WHEN p.own THEN e.${column} END AS ${column}`)
+  .join(', ');
+
 /**
- * Newest first; the cursor is the last returned id (the next page has smaller ids). The page is
- * selected from `events` alone, so the filter's bare column names are unambiguous, and only then
- * joined (LATERAL, one index probe per row) to its message's CREATED event for header and body.
+ * Newest first; the cursor is the last returned event's id (the next page has smaller ids). A row
+ * stands for one event, or two when it carries its attempt's ACTIVE event (`active_at`, migration
+ * 013): the listed ids are `2 × id + 1` for a row's own event and `2 × id` for the ACTIVE it
+ * carries, so that ACTIVE comes just before its outcome. The page is chosen from the two parts
+ * (each newest first through `events_account_id`, at most a page each, the filter applied to each
+ * part's state and time, with bare column names of `events` alone), then joined back to its rows
+ * and (LATERAL, one index probe per row) to its message's CREATED event for header and body.
  */
 export async function eventList(db: Db, p: EventListParams): Promise<Page<EventRecord>> {
   if (p.count <= 0) return { items: [] };
   const { bind, params } = newBinder();
-  const where = [
-    `account_id = ${bind(p.accountId)}`,
-    buildFilter(
-      p.filter,
-      { messageId: 'message_id', state: 'state', responseStatus: 'response_status', time: 'time' },
-      bind,
-    ),
-  ];
+  let before: number | undefined;
   if (p.cursor !== undefined) {
     if (!/^\d{1,18}$/.test(p.cursor)) throw badRequest('invalid cursor');
-    where.push(`id < ${bind(p.cursor)}`);
+    before = Number(p.cursor);
   }
+  const part = (columns: FilterColumns, extra: string, bound: number | undefined): string => {
+    const where = [
+      `account_id = ${bind(p.accountId)}`,
+      extra,
+      buildFilter(p.filter, columns, bind),
+    ];
+    if (bound !== undefined) where.push(`id < ${bind(bound)}`);
+    return where.filter((w) => w !== '').join(' AND ');
+  };
+  const limit = p.count + 1;
+  // Part bounds from the cursor: 2 × id + 1 < before, and 2 × id < before.
+  const own = part(
+    EVENT_FILTER,
+    '',
+    before === undefined ? undefined : Math.ceil((before - 1) / 2),
+  );
+  const active = part(
+    ACTIVE_EVENT_FILTER,
+    'active_at IS NOT NULL',
+    before === undefined ? undefined : Math.ceil(before / 2),
+  );
   // Bodies are cut in SQL: substring() of an out-of-line bytea fetches only the slice it needs
   // and octet_length() reads the stored length, so a list never loads a whole large body.
   const cut = bind(p.bodyCut ?? WHOLE);
   const text = `
-    SELECT ${LIST_COLUMNS},
-      substring(e.response_body from 1 for ${cut}) AS response_body,
-      octet_length(e.response_body) AS response_body_size,
+    SELECT p.vid AS id, p.vtime AS time, p.vstate AS state, ${SHARED_COLUMNS}, ${OUTCOME_COLUMNS},
+      CASE WHEN p.own THEN substring(e.response_body from 1 for ${cut}) END AS response_body,
+      CASE WHEN p.own THEN octet_length(e.response_body) END AS response_body_size,
       COALESCE(e.header, c.header) AS header,
       COALESCE(substring(e.body from 1 for ${cut}), c.body) AS body,
       COALESCE(octet_length(e.body), c.body_size) AS body_size,
       COALESCE(e.body_redacted, c.body_redacted) AS body_redacted,
       COALESCE(e.body_id, c.body_id) AS body_id
     FROM (
-      SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT ${bind(p.count + 1)}
-    ) e
+      (SELECT id AS rid, 2 * id + 1 AS vid, state AS vstate, time AS vtime, true AS own
+        FROM events WHERE ${own} ORDER BY id DESC LIMIT ${bind(limit)})
+      UNION ALL
+      (SELECT id, 2 * id, 'ACTIVE', active_at, false
+        FROM events WHERE ${active} ORDER BY id DESC LIMIT ${bind(limit)})
+      ORDER BY vid DESC LIMIT ${bind(limit)}
+    ) p
+    JOIN events e ON e.id = p.rid
     LEFT JOIN LATERAL (
       SELECT header, substring(body from 1 for ${cut}) AS body, octet_length(body) AS body_size,
         body_redacted, body_id FROM events
       WHERE message_id = e.message_id AND state = 'CREATED' AND e.state <> 'CREATED'
       ORDER BY id LIMIT 1
     ) c ON true
-    ORDER BY e.id DESC`;
+    ORDER BY p.vid DESC`;
   const rows = await db.unsafe<EventRow[]>(text, params);
   const items = (await withBodies(db, rows.slice(0, p.count), p.bodyCut ?? WHOLE)).map(
     eventFromRow,

@@ -17,6 +17,22 @@ export interface FilterColumns {
   time: string;
 }
 
+/** The events' own columns. */
+export const EVENT_FILTER: FilterColumns = {
+  messageId: 'message_id',
+  state: 'state',
+  responseStatus: 'response_status',
+  time: 'time',
+};
+
+/** The ACTIVE events that outcome rows carry (`active_at`): their state, time and no response. */
+export const ACTIVE_EVENT_FILTER: FilterColumns = {
+  messageId: 'message_id',
+  state: "'ACTIVE'",
+  responseStatus: 'NULL',
+  time: 'active_at',
+};
+
 export type Bind = (value: unknown) => string;
 
 /** Escapes `%`, `_` and `\` for a LIKE pattern used with `ESCAPE '\'`. */

@@ -58,7 +58,13 @@ import type {
   UrlGroupListParams,
   UrlGroupPutParams,
 } from '../driver.js';
-import { buildFilter, originParts, type FilterColumns } from '../sql/filter.js';
+import {
+  ACTIVE_EVENT_FILTER,
+  buildFilter,
+  EVENT_FILTER,
+  originParts,
+  type FilterColumns,
+} from '../sql/filter.js';
 import { originOf } from '../../core/origin.js';
 import { ORIGIN_SKIP_SCAN } from '../driver.js';
 import {
@@ -98,12 +104,6 @@ import { SqliteBodyOps } from './sqlite-bodies.js';
 import { bodiesToStore, bodyIdsOf, fillBodies, rememberBodyId } from '../sql/bodies.js';
 
 const MESSAGE_FILTER: FilterColumns = { messageId: 'id', time: 'created_at' };
-const EVENT_FILTER: FilterColumns = {
-  messageId: 'message_id',
-  state: 'state',
-  responseStatus: 'response_status',
-  time: 'time',
-};
 const DLQ_FILTER: FilterColumns = {
   messageId: 'message_id',
   dlqId: 'dlq_id',
@@ -139,7 +139,7 @@ const INSERT_GATED_MESSAGE =
 /** Index of `due_at` in `messageParams`. */
 const DUE_AT_PARAM = 16;
 const CLAIM_ROW = `SELECT ${CLAIM_COLUMNS} FROM messages WHERE id = ?`;
-const INSERT_EVENT = `INSERT INTO events (${EVENT_COLUMNS}) VALUES (${placeholders(26)})`;
+const INSERT_EVENT = `INSERT INTO events (${EVENT_COLUMNS}) VALUES (${placeholders(27)})`;
 const INSERT_DLQ = `INSERT INTO dlq (${DLQ_COLUMNS}) VALUES (${placeholders(21)})`;
 /** Index of `body` and `body_id` in a CLAIM_COLUMNS row. */
 const CLAIM_BODY = 9;
@@ -447,7 +447,7 @@ export class SqliteOps {
       const deleted = this.messageDeleteLeasedMany({ leases: finished.map((f) => f.lease) });
       const held = new Set(deleted);
       this.eventInsertMany({
-        events: finished.flatMap((f) => (held.has(f.lease.id) ? f.events : [])),
+        events: finished.flatMap((f) => (held.has(f.lease.id) ? f.events : (f.unheld ?? []))),
       });
       return deleted;
     });
@@ -546,37 +546,63 @@ export class SqliteOps {
   }
 
   /**
-   * Newest first by id; the cursor is the last returned id. header/body are stored on the
-   * CREATED event only; the other events take them from it. The correlated subqueries sit in the
-   * select list, so the filter's bare column names refer to `e` alone, and they run only for the
-   * rows returned, and not at all for a CREATED row (which has its own: a lookup of it would read
-   * the columns behind its body once more). Bodies are cut in SQL (`substr`), with their whole
-   * `length` beside them.
+   * Newest first; the cursor is the last returned event's id. A row stands for one event, or two
+   * when it carries its attempt's ACTIVE event (`active_at`, migration 013): the listed ids are
+   * `2 × id + 1` for a row's own event and `2 × id` for the ACTIVE it carries, so that ACTIVE comes
+   * just before its outcome. The page is chosen from the two parts (each newest first through
+   * `events_account_id`, at most a page each, the filter applied to each part's state and time),
+   * then joined back to its rows. header/body are stored on the CREATED event only; the other
+   * events take them from it. The correlated subqueries sit in the select list, so they run only
+   * for the rows returned, and not at all for a CREATED row (which has its own: a lookup of it
+   * would read the columns behind its body once more). Bodies are cut in SQL (`substr`), with
+   * their whole `length` beside them.
    */
   eventList({ accountId, filter, cursor, count, bodyCut }: EventListParams): Page<EventRecord> {
-    const { where, params } = filterSql(filter, EVENT_FILTER);
+    const own = filterSql(filter, EVENT_FILTER);
+    const active = filterSql(filter, ACTIVE_EVENT_FILTER);
     const before = cursor === undefined ? undefined : parseEventCursor(cursor);
+    const bound = before === undefined ? '' : ' AND id < ?';
     const fromCreated = (expr: string): string =>
       `(SELECT ${expr} FROM events c WHERE e.state <> 'CREATED' AND ` +
       `c.message_id = e.message_id AND c.state = 'CREATED' AND c.account_id = e.account_id LIMIT 1)`;
     const created = (column: string): string =>
       `COALESCE(e.${column}, ${fromCreated(`c.${column}`)}) AS ${column}`;
+    /** An outcome column: NULL for the ACTIVE event a row carries (an even id). */
+    const outcome = (expr: string, as: string): string =>
+      `CASE WHEN p.vid % 2 = 1 THEN ${expr} END AS ${as}`;
     const sql =
-      `SELECT e.id, e.account_id, e.message_id, e.time, e.state, e.url, e.method, e.topic_name, ` +
+      'WITH p AS (SELECT * FROM (SELECT id AS rid, 2 * id + 1 AS vid, state AS vstate, time AS vtime FROM events ' +
+      `WHERE account_id = ? AND ${own.where}${bound} ORDER BY rid DESC LIMIT ?) UNION ALL ` +
+      "SELECT * FROM (SELECT id AS rid, 2 * id AS vid, 'ACTIVE' AS vstate, active_at AS vtime " +
+      `FROM events WHERE account_id = ? AND active_at IS NOT NULL AND ${active.where}${bound} ` +
+      'ORDER BY rid DESC LIMIT ?) ORDER BY vid DESC LIMIT ?) ' +
+      'SELECT p.vid AS id, e.account_id, e.message_id, p.vtime AS time, p.vstate AS state, e.url, e.method, e.topic_name, ' +
       'e.endpoint_name, e.queue_name, e.schedule_id, e.labels, e.flow_control_key, e.caller_ip, ' +
-      'e.retried, e.max_retries, e.error, e.next_delivery_time, e.response_status, ' +
-      `e.response_header, ${CUT_RESPONSE_BODY}, ${created('header')}, ` +
+      `e.retried, e.max_retries, ${outcome('e.error', 'error')}, ` +
+      `${outcome('e.next_delivery_time', 'next_delivery_time')}, ` +
+      `${outcome('e.response_status', 'response_status')}, ` +
+      `${outcome('e.response_header', 'response_header')}, ` +
+      `${outcome('ifnull(substr(e.response_body, 1, ?), e.response_body)', 'response_body')}, ` +
+      `${outcome('length(e.response_body)', 'response_body_size')}, ${created('header')}, ` +
       `COALESCE(substr(e.body, 1, ?), e.body, ` +
       `${fromCreated('ifnull(substr(c.body, 1, ?), c.body)')}) AS body, ` +
       `COALESCE(length(e.body), ${fromCreated('length(c.body)')}) AS body_size, ` +
       `${created('body_redacted')}, ${created('body_id')} ` +
-      `FROM events e WHERE e.account_id = ? AND ${where}` +
-      (before === undefined ? '' : ' AND e.id < ?') +
-      ' ORDER BY e.id DESC LIMIT ?';
+      'FROM p JOIN events e ON e.id = p.rid ORDER BY p.vid DESC';
     const cut = bodyCut ?? WHOLE;
-    const args = [cut, cut, cut, accountId, ...params];
-    if (before !== undefined) args.push(before);
-    const rows = this.dynamicStmt(sql).all(...args, count + 1) as EventRow[];
+    const limit = count + 1;
+    // Part bounds from the cursor: 2 × id + 1 < before, and 2 × id < before.
+    const ownBound = before === undefined ? [] : [Math.ceil((before - 1) / 2)];
+    const activeBound = before === undefined ? [] : [Math.ceil(before / 2)];
+    const args = [
+      ...[accountId, ...own.params, ...ownBound, limit],
+      ...[accountId, ...active.params, ...activeBound, limit],
+      limit,
+      cut,
+      cut,
+      cut,
+    ];
+    const rows = this.dynamicStmt(sql).all(...args) as EventRow[];
     return page(this.withBodies(rows, bodyCut).map(eventFromRow), count, (event) =>
       String(event.id),
     );

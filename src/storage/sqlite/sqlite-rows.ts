@@ -149,7 +149,7 @@ export const EVENT_COLUMNS =
   'account_id, message_id, time, state, url, url_host, url_path, method, topic_name, ' +
   'endpoint_name, queue_name, schedule_id, labels, flow_control_key, caller_ip, retried, ' +
   'max_retries, header, body, error, next_delivery_time, response_status, response_header, ' +
-  'response_body, body_redacted, body_id';
+  'response_body, body_redacted, body_id, active_at';
 
 /** The insert parameters; `event.id` is ignored (the store assigns it). */
 export function eventParams(e: EventRecord): unknown[] {
@@ -182,6 +182,7 @@ export function eventParams(e: EventRecord): unknown[] {
     optionalBlob(e.responseBody),
     orNull(e.bodyRedacted),
     bodyId,
+    orNull(e.activeAt),
   ];
 }
 

@@ -1,0 +1,3 @@
+-- Mirrors storage/postgres/migrations/012_claim_count_locked.sql, the counting function of the
+-- PostgreSQL claim under max_global_parallelism. Nothing to do here: SQLite counts an account's
+-- deliveries in memory (see 009). The file keeps the two drivers' migration versions equal.
