@@ -779,7 +779,10 @@ export interface Executor {
   eventInsertMany(params: EventInsertManyParams): Promise<void>;
   /** The log, newest first. Every returned event carries the message's CREATED header/body. */
   eventList(params: EventListParams): Promise<Page<EventRecord>>;
-  /** Returns the number of rows deleted. */
+  /**
+   * Returns the number of rows deleted (a row may hold two events: an outcome and the ACTIVE
+   * event it carries, which goes with it).
+   */
   eventDeleteBefore(params: EventDeleteBeforeParams): Promise<number>;
 
   dlqInsertMany(params: DlqInsertManyParams): Promise<void>;
