@@ -29,8 +29,8 @@ export type DueListener = (dueAt: number) => void;
  * wrote it claims again itself when the attempt was gated.)
  */
 const DUE_OF: { [K in keyof Executor]?: (params: never, result: never) => number | undefined } = {
-  messageInsertMany: (p: MessageInsertManyParams) => earliest(p.messages.map((m) => m.dueAt)),
-  messagePublishMany: (p: MessagePublishManyParams) => earliest(p.messages.map((m) => m.dueAt)),
+  messageInsertMany: (p: MessageInsertManyParams) => earliestUnleased(p.messages),
+  messagePublishMany: (p: MessagePublishManyParams) => earliestUnleased(p.messages),
   messageRetryManyLeased: (p: MessageRetryManyParams, applied: string[]) =>
     applied.length > 0 ? earliest(p.retries.map((r) => r.dueAt)) : undefined,
   messageReleaseMany: (p: MessageReleaseManyParams, applied: string[]) =>
@@ -42,6 +42,14 @@ const DUE_OF: { [K in keyof Executor]?: (params: never, result: never) => number
   flowGateUpdate: (_: unknown, gate: FlowGate | undefined) => (gate ? 0 : undefined),
   queueUpsert: () => 0,
 };
+
+/**
+ * The earliest due time of messages stored unleased. One stored leased was handed to this node's
+ * engine (Engine.reserve): it is being delivered, and due for no one else.
+ */
+function earliestUnleased(messages: readonly Message[]): number | undefined {
+  return earliest(messages.filter((m) => !('leaseToken' in m)).map((m) => m.dueAt));
+}
 
 function earliest(times: number[]): number | undefined {
   let min: number | undefined;

@@ -14,7 +14,8 @@ import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import { compileRetryDelay } from '../core/retry-delay.js';
 import { decideOutcome } from '../core/retry-timing.js';
-import type { Account, ClaimedMessage } from '../core/types.js';
+import type { Account, ClaimedMessage, Message } from '../core/types.js';
+import { newLeaseToken } from '../core/ids.js';
 import type { PlanLimits } from '../core/plans.js';
 import { NOT_DURABLE, type Executor } from '../storage/driver.js';
 import type { AccountDirectory } from './accounts.js';
@@ -123,6 +124,8 @@ export class Engine {
   private readonly workflows: WorkflowDelivery;
   private running = false;
   private claiming = false;
+  /** The slots the running claim may fill, kept from hand-offs meanwhile (see reserve). */
+  private claimingUpTo = 0;
   private wakePending = false;
   /** When the engine will claim next (its timer); Infinity when none is set. */
   private plannedAt = Infinity;
@@ -201,6 +204,51 @@ export class Engine {
   /** True while the engine runs with free delivery slots: it claims what is due now itself. */
   hasRoom(): boolean {
     return this.running && this.room() > 0;
+  }
+
+  /**
+   * A lease for `message`, being published now, when this engine will start its delivery as
+   * soon as it is stored (`handOff`), instead of a claim reading it back: when the engine runs
+   * with a slot free that no running claim may fill, nothing due is left waiting (no backlog,
+   * which is older), and the message is due, without a flow-control key or queue, of an account
+   * not at its limit, to an origin a claim would take it for (not paced or stalled, and
+   * with a free slot if congested). The slot is held
+   * until `handOff` or `cancelHandOff`. Used on SQLite only (app.ts).
+   */
+  reserve(message: Message, now: number): { token: string; until: number } | undefined {
+    if (!this.running || this.backlog || message.dueAt > now) return undefined;
+    if (this.room() - this.claimingUpTo <= 0 || gateOf(message) !== undefined) return undefined;
+    if (this.atLimit.has(message.accountId) || !this.origins.takesNew(message.url, now)) {
+      return undefined;
+    }
+    const lease = { token: newLeaseToken(), until: now + this.options.leaseMs };
+    this.inFlight.set(message.id, {
+      leaseToken: lease.token,
+      leaseUntil: lease.until,
+      abort: new DeliveryAbort(),
+      done: Promise.resolve(),
+    });
+    return lease;
+  }
+
+  /**
+   * Starts the deliveries of reserved messages, now committed with their leases: their ACTIVE
+   * events are stamped now. A stopped engine leaves them to their leases' expiry.
+   */
+  handOff(messages: readonly ClaimedMessage[]): void {
+    if (messages.length === 0) return;
+    if (!this.running) {
+      for (const message of messages) this.inFlight.delete(message.id);
+      return;
+    }
+    const now = this.options.clock.now();
+    void this.complete({ kind: 'events', events: messages.map((m) => eventOf(m, 'ACTIVE', now)) });
+    for (const message of messages) void this.deliver(message);
+  }
+
+  /** Frees the slots of reservations whose messages were not stored (their commit failed). */
+  cancelHandOff(ids: Iterable<string>): void {
+    for (const id of ids) this.inFlight.delete(id);
   }
 
   /** Something may have become due (a publish committed): claim now instead of at the timer. */
@@ -283,6 +331,7 @@ export class Engine {
     this.wakePending = false;
     this.dueDuringClaim = Infinity;
     const limit = Math.min(room, this.claimBatch);
+    this.claimingUpTo = limit;
     let claimed: ClaimedMessage[];
     let taken = 0;
     let gatesReady = false;
@@ -319,6 +368,7 @@ export class Engine {
    */
   private endClaim(delayMs: number): void {
     this.claiming = false;
+    this.claimingUpTo = 0;
     if (!this.running) return;
     const reported = this.dueDuringClaim - this.options.clock.now();
     this.schedule(this.wakePending ? 0 : Math.max(0, Math.min(delayMs, reported, this.maxIdleMs)));

@@ -158,6 +158,20 @@ export class OriginLimit {
     return true;
   }
 
+  /**
+   * True when a message for `url` may go to the engine now as a claim would take it (`rooms`):
+   * its origin is neither paced nor stalled, and has a free slot if it is congested. For a
+   * publish handed straight to the engine (Engine.reserve).
+   */
+  takesNew(url: string, now: number): boolean {
+    if (this.pacing() && this.paced(url)) return false;
+    const origin = this.origins.get(originOf(url));
+    if (!origin) return true;
+    if (this.isStalled(origin, now)) return false;
+    const room = this.roomIfCongested(origin, now);
+    return room === undefined || room > 0;
+  }
+
   /** True when the origin is paced (its last attempts all failed). */
   paced(url: string): boolean {
     const pace = this.paces.get(originOf(url));

@@ -8,7 +8,7 @@ import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import type { UsageRecorder } from '../core/management.js';
 import type { MetricsSink, PublishKind } from '../core/metrics.js';
-import type { EventRecord, Message } from '../core/types.js';
+import type { ClaimedMessage, EventRecord, Message } from '../core/types.js';
 import type { WorkflowRun, WorkflowStep } from '../core/workflow.js';
 import type { Executor } from '../storage/driver.js';
 import { GroupCommit } from './group-commit.js';
@@ -33,6 +33,13 @@ export interface PublishResult {
   messageId: string;
   /** True when an earlier message within the window holds the key; nothing was stored. */
   deduplicated: boolean;
+}
+
+/** The engine's side of a hand-off (Engine.reserve, handOff, cancelHandOff). */
+export interface HandOff {
+  reserve(message: Message, now: number): { token: string; until: number } | undefined;
+  handOff(messages: readonly ClaimedMessage[]): void;
+  cancelHandOff(ids: Iterable<string>): void;
 }
 
 export interface PublisherOptions {
@@ -67,6 +74,12 @@ export interface PublisherOptions {
    * reported only once durable.
    */
   oneStatement?: boolean;
+  /**
+   * A message due now that the engine has a slot for is stored leased to it, and handed to it
+   * once committed (before the fsync, like the wake-up a claim would follow): its delivery needs
+   * no claim to read it back. SQLite only (app.ts).
+   */
+  handOff?: HandOff;
 }
 
 /**
@@ -153,6 +166,14 @@ export class Publisher {
     let stored: Message[] = [];
     const schedule = this.options.schedule?.(now);
     const executor = this.options.executor;
+    const handOff = this.options.handOff;
+    /** Messages stored leased to the engine (see PublisherOptions.handOff), and if started. */
+    const handed: ClaimedMessage[] = [];
+    let started = false;
+    const start = (): void => {
+      started = true;
+      handOff?.handOff(handed);
+    };
     const write = async (tx: Executor, oneStatement: boolean): Promise<PublishResult[][]> => {
       const messages: Message[] = [];
       const events: EventRecord[] = [];
@@ -180,7 +201,13 @@ export class Publisher {
           if (workflow?.kind === 'start' || workflow?.kind === 'append') {
             await tx.workflowStepAppend({ step: historyEntry(message) });
           }
-          const toStore = this.scheduled(message, now, schedule);
+          let toStore = this.scheduled(message, now, schedule);
+          const lease = handOff?.reserve(toStore, now);
+          if (lease) {
+            const leased = { ...toStore, dueAt: lease.until, leaseToken: lease.token };
+            handed.push(leased);
+            toStore = leased;
+          }
           messages.push(toStore);
           events.push(eventOf(toStore, 'CREATED', toStore.createdAt));
           results.push({ messageId: message.id, deduplicated: false });
@@ -222,14 +249,23 @@ export class Publisher {
       stored = messages;
       return perRequest;
     };
-    const results = this.isOneStatement(batch)
-      ? await write(executor, true)
-      : // No wake-up here: the executor's due-time watch (due-watch.ts) wakes the engine once
-        // this commits, before the fsync. The answer waits for the fsync, the delivery does not
-        // have to. A power loss in between can take a message that was delivered but never
-        // acknowledged, which a publisher retrying its unacknowledged publish turns into a
-        // duplicate: at least once still holds.
-        await executor.transaction((tx) => write(tx, false));
+    let results: PublishResult[][];
+    try {
+      results = this.isOneStatement(batch)
+        ? await write(executor, true).then((written) => {
+            start();
+            return written;
+          })
+        : // No wake-up here: the executor's due-time watch (due-watch.ts) wakes the engine once
+          // this commits, before the fsync, and handed messages start then. The answer waits for
+          // the fsync, the delivery does not have to. A power loss in between can take a message
+          // that was delivered but never acknowledged, which a publisher retrying its
+          // unacknowledged publish turns into a duplicate: at least once still holds.
+          await executor.transaction((tx) => write(tx, false), { onCommit: start });
+    } catch (error) {
+      if (!started) handOff?.cancelHandOff(handed.map((m) => m.id));
+      throw error;
+    }
     // By id: a message stored at its place in its destination's schedule is a copy (`scheduled`).
     const storedIds = new Set(stored.map((m) => m.id));
     this.countPublished(batch, storedIds);

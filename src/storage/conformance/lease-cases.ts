@@ -55,6 +55,24 @@ export function leaseCases(ctx: SuiteContext): void {
     expect(last?.id).toBe(future?.id);
   });
 
+  it('messageInsertMany stores a ClaimedMessage leased: no claim takes it until the lease ends', async () => {
+    const message = makeMessage(accountId, { dueAt: T0, createdAt: T0 });
+    const leased = { ...message, dueAt: T0 + LEASE_MS, leaseToken: newLeaseToken() };
+    const other = makeMessage(accountId, { dueAt: T0, createdAt: T0 });
+    const held = { ...other, dueAt: T0 + LEASE_MS, leaseToken: newLeaseToken() };
+    await ex.messageInsertMany({ messages: [leased, held] });
+    const lease = { now: T0 + 1, limit: 10, leaseUntil: T0 + 1 + LEASE_MS };
+    expect(await ex.messageClaimDue(lease)).toEqual([]);
+    // Fenced by its token, as a claimed message is.
+    const stale = { id: message.id, leaseToken: newLeaseToken() };
+    expect(await ex.messageDeleteLeasedMany({ leases: [stale] })).toEqual([]);
+    expect(await ex.messageDeleteLeasedMany({ leases: [leaseOf(leased)] })).toEqual([message.id]);
+    // Once its lease has ended, the other is due again, and a claim takes it with a new token.
+    const [reclaimed] = await ex.messageClaimDue({ ...lease, now: T0 + LEASE_MS });
+    expect(reclaimed?.id).toBe(other.id);
+    expect(reclaimed?.leaseToken).not.toBe(held.leaseToken);
+  });
+
   it('a claim sets dueAt to leaseUntil, returns the whole message and a fresh token', async () => {
     const [message] = await insertDue(T0);
     const leaseUntil = T0 + LEASE_MS;

@@ -54,6 +54,8 @@ const MESSAGE_COLUMNS: Column<Message>[] = [
   { name: 'spec', type: 'text', value: (m) => JSON.stringify(m.spec) },
   { name: 'body', type: 'bytea', value: (m) => inlineBody(m.body) },
   { name: 'body_id', type: 'text', value: (m) => sharedBodyId(m.body) },
+  // A message stored leased to its publisher's engine (Engine.reserve), due at the lease's end.
+  { name: 'lease_token', type: 'text', value: (m) => (m as Partial<ClaimedMessage>).leaseToken },
 ];
 
 export const insertMessages = batchInsert<Message>('messages', MESSAGE_COLUMNS);

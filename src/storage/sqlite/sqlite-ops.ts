@@ -280,8 +280,18 @@ export class SqliteOps {
       const insert = this.stmt(INSERT_MESSAGE);
       for (const message of messages) {
         const gate = gateOf(message);
-        if (!gate) {
+        if (!gate && !('leaseToken' in message)) {
           insert.run(...messageParams(message));
+          continue;
+        }
+        if (!gate) {
+          // Stored leased to the engine (Engine.reserve): the lease in memory, as a claim's,
+          // and the row due from its creation, as the claim would have found it.
+          const { leaseToken, dueAt } = message as ClaimedMessage;
+          this.leases.set(message.id, { token: leaseToken, until: dueAt });
+          const params = messageParams(message);
+          params[DUE_AT_PARAM] = message.createdAt;
+          insert.run(...params);
           continue;
         }
         // A gated message waits parked (out of the due index) until its gate admits it; a
