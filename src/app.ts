@@ -188,9 +188,10 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
     gatedMaxInFlight: driver.name === 'postgres' ? 1 : undefined,
     schedule: (now) => engine.publishSchedule(now),
     oneStatement: driver.name === 'postgres',
-    // Not on PostgreSQL: there max_global_parallelism counts every node's leases, and only the
-    // claim does, under its lock; a publish leasing to its own engine would bypass that count.
-    handOff: driver.name === 'sqlite' ? engine : undefined,
+    // On PostgreSQL the publish statement keeps a lease only within max_global_parallelism,
+    // counted across nodes under the claim's lock (migration 014).
+    handOff: engine,
+    maxInFlightByPlan: accounts.limitByPlan('max_global_parallelism'),
   });
   const scheduler = new Scheduler({
     executor,

@@ -30,7 +30,16 @@ export type DueListener = (dueAt: number) => void;
  */
 const DUE_OF: { [K in keyof Executor]?: (params: never, result: never) => number | undefined } = {
   messageInsertMany: (p: MessageInsertManyParams) => earliestUnleased(p.messages),
-  messagePublishMany: (p: MessagePublishManyParams) => earliestUnleased(p.messages),
+  // A message given leased that was stored unleased (its account at its limit) is due from its
+  // creation (see MessagePublishManyParams.leaseLimits).
+  messagePublishMany: (p: MessagePublishManyParams, leased: string[]) => {
+    const kept = new Set(leased);
+    return earliest(
+      p.messages.flatMap((m) =>
+        kept.has(m.id) ? [] : ['leaseToken' in m ? m.createdAt : m.dueAt],
+      ),
+    );
+  },
   messageRetryManyLeased: (p: MessageRetryManyParams, applied: string[]) =>
     applied.length > 0 ? earliest(p.retries.map((r) => r.dueAt)) : undefined,
   messageReleaseMany: (p: MessageReleaseManyParams, applied: string[]) =>

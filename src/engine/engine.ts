@@ -213,7 +213,8 @@ export class Engine {
    * which is older), and the message is due, without a flow-control key or queue, of an account
    * not at its limit, to an origin a claim would take it for (not paced or stalled, and
    * with a free slot if congested). The slot is held
-   * until `handOff` or `cancelHandOff`. Used on SQLite only (app.ts).
+   * until `handOff` or `cancelHandOff`. On PostgreSQL the publish keeps the lease only within the
+   * account's `max_global_parallelism` across nodes (`messagePublishMany`); the rest are claimed.
    */
   reserve(message: Message, now: number): { token: string; until: number } | undefined {
     if (!this.running || this.backlog || message.dueAt > now) return undefined;

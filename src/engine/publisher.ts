@@ -77,9 +77,13 @@ export interface PublisherOptions {
   /**
    * A message due now that the engine has a slot for is stored leased to it, and handed to it
    * once committed (before the fsync, like the wake-up a claim would follow): its delivery needs
-   * no claim to read it back. SQLite only (app.ts).
+   * no claim to read it back. With `oneStatement` (PostgreSQL) only one-statement publishes do
+   * this, and the statement keeps a lease only within the account's `max_global_parallelism`
+   * across nodes (`maxInFlightByPlan`); on SQLite every publish may.
    */
   handOff?: HandOff;
+  /** `max_global_parallelism` by plan, for the one-statement publish's leases (see handOff). */
+  maxInFlightByPlan?: Record<string, number>;
 }
 
 /**
@@ -167,14 +171,22 @@ export class Publisher {
     const schedule = this.options.schedule?.(now);
     const executor = this.options.executor;
     const handOff = this.options.handOff;
-    /** Messages stored leased to the engine (see PublisherOptions.handOff), and if started. */
+    /** Messages given leased to the engine (see PublisherOptions.handOff), and if started. */
     const handed: ClaimedMessage[] = [];
+    /** The ids of those stored leased, when not all were (a one-statement publish). */
+    let kept: Set<string> | undefined;
     let started = false;
     const start = (): void => {
       started = true;
-      handOff?.handOff(handed);
+      if (!handOff || handed.length === 0) return;
+      const ours = kept;
+      if (ours === undefined) return handOff.handOff(handed);
+      handOff.cancelHandOff(handed.filter((m) => !ours.has(m.id)).map((m) => m.id));
+      handOff.handOff(handed.filter((m) => ours.has(m.id)));
     };
     const write = async (tx: Executor, oneStatement: boolean): Promise<PublishResult[][]> => {
+      // Where leases are counted (see PublisherOptions.handOff).
+      const mayHandOff = oneStatement || this.options.oneStatement !== true;
       const messages: Message[] = [];
       const events: EventRecord[] = [];
       const perRequest: PublishResult[][] = [];
@@ -202,7 +214,7 @@ export class Publisher {
             await tx.workflowStepAppend({ step: historyEntry(message) });
           }
           let toStore = this.scheduled(message, now, schedule);
-          const lease = handOff?.reserve(toStore, now);
+          const lease = mayHandOff ? handOff?.reserve(toStore, now) : undefined;
           if (lease) {
             const leased = { ...toStore, dueAt: lease.until, leaseToken: lease.token };
             handed.push(leased);
@@ -216,7 +228,11 @@ export class Publisher {
       }
       if (oneStatement) {
         const started = performance.now();
-        await tx.messagePublishMany({ messages, events });
+        const leaseLimits =
+          handed.length > 0
+            ? { now, maxInFlightByPlan: this.options.maxInFlightByPlan ?? {} }
+            : undefined;
+        kept = new Set(await tx.messagePublishMany({ messages, events, leaseLimits }));
         // What a transaction's commit would have been timed as (commit-timing.ts).
         this.options.metrics?.storageCommit((performance.now() - started) / 1000, true);
         stored = messages;

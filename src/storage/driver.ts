@@ -181,6 +181,15 @@ export interface MessageInsertManyParams {
 export interface MessagePublishManyParams {
   messages: Message[];
   events: EventRecord[];
+  /**
+   * For messages given leased (`ClaimedMessage`, see `messageInsertMany`): the limits to store
+   * them leased within, `max_global_parallelism` by plan (0: none), counted at `now`. PostgreSQL
+   * keeps such a message's lease only within its account's limit, counting every node's leases
+   * under the claim's lock, and stores it unleased (due from its creation) over the limit or when
+   * that lock is busy. SQLite keeps every lease (its engine counts deliveries). Without this, a
+   * message given leased is stored unleased on PostgreSQL.
+   */
+  leaseLimits?: { now: number; maxInFlightByPlan: Record<string, number> };
 }
 export interface MessageGetParams {
   accountId: string;
@@ -687,7 +696,8 @@ export interface Executor {
    * as one statement, which is its own transaction: the publisher's commit without BEGIN and
    * COMMIT.
    */
-  messagePublishMany(params: MessagePublishManyParams): Promise<void>;
+  /** Returns the ids of the messages stored leased (see `leaseLimits`). */
+  messagePublishMany(params: MessagePublishManyParams): Promise<string[]>;
   messageGet(params: MessageGetParams): Promise<Message | undefined>;
   /**
    * One page of the account's messages that are not final (waiting, delayed, in flight, waiting

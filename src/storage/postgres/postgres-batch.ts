@@ -78,6 +78,10 @@ export interface FilterValues {
 export interface BatchInsert<T> {
   (db: Db, items: readonly T[]): Promise<void>;
   text(at: number, filter?: RowFilter): string;
+  /** The rows of parameter `$at` as a `FROM` item `r`, with the columns' names and `ord`. */
+  source(at: number): string;
+  /** The columns' expressions on `r`, in `columns` order (bytea decoded). */
+  values(): string[];
   /** The rows as JSON; with a filter, `filter.values[i]` is item i's value of it. */
   params(items: readonly T[], filter?: FilterValues): [string];
 }
@@ -107,11 +111,10 @@ export function batchInsert<T>(
 ): BatchInsert<T> {
   const keys = columns.map((_, i) => `c${i.toString(36)}`);
   const into = [...columns.map((c) => c.name), ...computed.map((c) => c.name)].join(', ');
-  const select = [
-    ...columns.map((c) => (c.type === 'bytea' ? `decode(r.${c.name}, 'base64')` : `r.${c.name}`)),
-    ...computed.map((c) => c.sql),
-  ].join(', ');
-  const text = (at: number, filter?: RowFilter): string => {
+  const values = (): string[] =>
+    columns.map((c) => (c.type === 'bytea' ? `decode(r.${c.name}, 'base64')` : `r.${c.name}`));
+  const select = [...values(), ...computed.map((c) => c.sql)].join(', ');
+  const source = (at: number, filter?: RowFilter): string => {
     const fields = columns.map((c, i) => `${keys[i]} ${c.type === 'bytea' ? 'text' : c.type}`);
     const aliases = columns.map((c) => c.name);
     if (filter) {
@@ -119,12 +122,13 @@ export function batchInsert<T>(
       aliases.push(filter.name);
     }
     return (
-      `INSERT INTO ${table} (${into}) SELECT ${select} ` +
-      `FROM ROWS FROM (json_to_recordset($${at}::text::json) AS (${fields.join(', ')})) ` +
-      `WITH ORDINALITY AS r(${aliases.join(', ')}, ord) ` +
-      `${filter ? `WHERE ${filter.where} ` : ''}ORDER BY ord`
+      `ROWS FROM (json_to_recordset($${at}::text::json) AS (${fields.join(', ')})) ` +
+      `WITH ORDINALITY AS r(${aliases.join(', ')}, ord)`
     );
   };
+  const text = (at: number, filter?: RowFilter): string =>
+    `INSERT INTO ${table} (${into}) SELECT ${select} FROM ${source(at, filter)} ` +
+    `${filter ? `WHERE ${filter.where} ` : ''}ORDER BY ord`;
   const params = (items: readonly T[], filter?: FilterValues): [string] => {
     const rows = items.map((item, index) => {
       const row: Record<string, string | number> = {};
@@ -143,7 +147,7 @@ export function batchInsert<T>(
     if (items.length === 0) return;
     await db.unsafe(alone, params(items), { prepare: true });
   };
-  return Object.assign(insert, { text, params });
+  return Object.assign(insert, { text, params, source: (at: number) => source(at), values });
 }
 
 /**

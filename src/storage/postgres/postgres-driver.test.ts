@@ -309,6 +309,68 @@ describe.skipIf(!url)('postgres driver on a shared schema', () => {
     }
   });
 
+  it('a publish keeps its leases only within max_global_parallelism, every node counted', async () => {
+    await clearMessages(a.executor);
+    const account = makeAccount({ plan: 'free' });
+    await a.executor.accountInsert({ account });
+    const leased = (dueAt: number): ClaimedMessage => ({
+      ...makeMessage(account.id, { dueAt: T0, createdAt: T0 }),
+      dueAt,
+      leaseToken: randomBytes(12).toString('base64url'),
+    });
+    // One delivery in flight on another node: one of the limit of 3 is taken.
+    await b.executor.messageInsertMany({ messages: [leased(T0 + 60_000)] });
+    const published = [leased(T0 + 60_000), leased(T0 + 60_000), leased(T0 + 60_000)];
+    const kept = await a.executor.messagePublishMany({
+      messages: published,
+      events: published.map((m) => makeEvent(m)),
+      leaseLimits: { now: T0 + 1, maxInFlightByPlan: { free: 3 } },
+    });
+    expect(kept).toEqual([published[0]?.id, published[1]?.id]);
+    // The third is stored due from its creation, for a claim to take.
+    const claimed = await b.executor.messageClaimDue({
+      now: T0 + 1,
+      limit: 10,
+      leaseUntil: T0 + 60_000,
+    });
+    expect(claimed.map((m) => m.id)).toEqual([published[2]?.id]);
+  });
+
+  it('a publish stores its messages unleased rather than wait for a busy claim lock', async () => {
+    await clearMessages(a.executor);
+    const account = makeAccount({ plan: 'free' });
+    await a.executor.accountInsert({ account });
+    const message: ClaimedMessage = {
+      ...makeMessage(account.id, { dueAt: T0, createdAt: T0 }),
+      dueAt: T0 + 60_000,
+      leaseToken: randomBytes(12).toString('base64url'),
+    };
+    const other = postgres(url ?? '', {
+      max: 1,
+      onnotice: () => {},
+      connection: { search_path: quoteIdentifier(schema) },
+    });
+    try {
+      await other.begin(async (tx) => {
+        await tx`SELECT pg_advisory_xact_lock(${CLAIM_LOCK_CLASS}, hashtext(current_schema()))`;
+        const kept = await a.executor.messagePublishMany({
+          messages: [message],
+          events: [makeEvent(message)],
+          leaseLimits: { now: T0 + 1, maxInFlightByPlan: { free: 3 } },
+        });
+        expect(kept).toEqual([]);
+      });
+    } finally {
+      await other.end({ timeout: 5 });
+    }
+    const claimed = await b.executor.messageClaimDue({
+      now: T0 + 1,
+      limit: 10,
+      leaseUntil: T0 + 60_000,
+    });
+    expect(claimed.map((m) => m.id)).toEqual([message.id]);
+  });
+
   it('a limited claim waits for a concurrent one to commit, then counts its leases', async () => {
     await clearMessages(a.executor);
     const account = makeAccount({ plan: 'free' });

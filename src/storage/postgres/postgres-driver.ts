@@ -4,7 +4,7 @@
  * fencing tokens on leases, an advisory lock around migrations, and LISTEN/NOTIFY for wake-ups.
  */
 import postgres from 'postgres';
-import type { DlqEntry, EventRecord, Message } from '../../core/types.js';
+import type { ClaimedMessage, DlqEntry, EventRecord, Message } from '../../core/types.js';
 import type {
   BodyUsage,
   DlqInsertManyParams,
@@ -45,6 +45,17 @@ import { wakeChannelOf } from './postgres-wake.js';
 import { type CommitGuard, Deadline } from '../storage-deadline.js';
 
 const isGated = (m: Message): boolean => gateOf(m) !== undefined;
+
+/** A message given leased (`ClaimedMessage`) as stored unleased: due from its creation. */
+function withoutLease(message: Message): Message {
+  if (!('leaseToken' in message)) return message;
+  const stored: Partial<ClaimedMessage> = {
+    ...(message as ClaimedMessage),
+    dueAt: message.createdAt,
+  };
+  delete stored.leaseToken;
+  return stored as Message;
+}
 
 export interface PostgresDriverOptions {
   /** Connection URL, `postgres://user:password@host:port/database`. */
@@ -223,7 +234,7 @@ class PostgresExecutor implements Executor {
       }),
     );
   }
-  async messagePublishMany(p: MessagePublishManyParams): Promise<void> {
+  async messagePublishMany(p: MessagePublishManyParams): Promise<string[]> {
     const bodies = [...p.messages.map((m) => m.body), ...p.events.map((e) => e.body)];
     const plain =
       p.messages.length > 0 &&
@@ -231,20 +242,27 @@ class PostgresExecutor implements Executor {
       !p.messages.some(isGated) &&
       bodiesToStore(bodies).length === 0 &&
       fitsOneStatement(bodies.reduce((sum, body) => sum + inlineBytes(body), 0));
+    const leased = p.messages.some((m) => 'leaseToken' in m);
+    if (plain && leased && p.leaseLimits) {
+      return this.track(messages.publishLeased(this.db, p.messages, p.events, p.leaseLimits));
+    }
+    // Leases are kept only where they can be counted (above): here the messages are stored due.
+    const unleased = leased ? p.messages.map(withoutLease) : p.messages;
     if (plain) {
       await this.track(
         insertTogether(
           this.db,
-          [messages.insertMessages, p.messages],
+          [messages.insertMessages, unleased],
           [events.insertEvents, p.events],
         ),
       );
-      return;
+      return [];
     }
     await this.transaction(async (tx) => {
-      await tx.messageInsertMany({ messages: p.messages });
+      await tx.messageInsertMany({ messages: unleased });
       await tx.eventInsertMany({ events: p.events });
     });
+    return [];
   }
   messageGet = this.op(messages.messageGet);
   messageClaimDue = this.op(messages.messageClaimDue);

@@ -60,6 +60,69 @@ const MESSAGE_COLUMNS: Column<Message>[] = [
 
 export const insertMessages = batchInsert<Message>('messages', MESSAGE_COLUMNS);
 
+/** The one-statement publish with messages given leased (see publishLeased), built once. */
+let publishLeasedText: string | undefined;
+function leasedText(): string {
+  if (publishLeasedText !== undefined) return publishLeasedText;
+  // A row given leased keeps its lease only within its account's free slots (`ok`); else it is
+  // due from its creation, for a claim to take.
+  const ok =
+    'r.lease_token IS NOT NULL AND (s.account_id IS NULL OR ' +
+    '(s.taken IS NOT NULL AND r.n <= s.max - s.taken))';
+  const values = insertMessages.values().map((value, i) => {
+    const name = MESSAGE_COLUMNS[i]?.name;
+    if (name === 'due_at') return `CASE WHEN ${ok} THEN r.due_at ELSE r.created_at END`;
+    if (name === 'lease_token') return `CASE WHEN ${ok} THEN r.lease_token END`;
+    return value;
+  });
+  publishLeasedText =
+    `WITH m AS (SELECT * FROM ${insertMessages.source(1)}), ` +
+    'slots AS (SELECT a.account_id, lim.max, ' +
+    'ferry_leased_count_try_locked(a.account_id, $3, $4) AS taken ' +
+    'FROM (SELECT DISTINCT account_id FROM m WHERE lease_token IS NOT NULL) a ' +
+    'JOIN accounts ac ON ac.id = a.account_id ' +
+    'JOIN unnest($5::text[], $6::integer[]) AS lim(plan, max) ON lim.plan = ac.plan), ' +
+    `stored AS (INSERT INTO messages (${MESSAGE_COLUMNS.map((c) => c.name).join(', ')}) ` +
+    `SELECT ${values.join(', ')} FROM (SELECT m.*, row_number() OVER ` +
+    '(PARTITION BY m.account_id, m.lease_token IS NOT NULL ORDER BY m.ord) AS n FROM m) r ' +
+    'LEFT JOIN slots s ON s.account_id = r.account_id ORDER BY r.ord ' +
+    'RETURNING id, lease_token IS NOT NULL AS leased), ' +
+    `logged AS (${insertEvents.text(2)}) ` +
+    'SELECT array(SELECT id FROM stored WHERE leased) AS ids';
+  return publishLeasedText;
+}
+
+/**
+ * Publishes plain messages and their events in one statement, where some messages are given
+ * leased to the publishing node's engine (`ClaimedMessage`): each keeps its lease only within
+ * its account's `max_global_parallelism`, counted as the claim counts (every node's leases, under
+ * the claim's advisory lock, with a snapshot from after it), and in publish order among the
+ * statement's own; an account without a limit is not counted. When another transaction holds
+ * the lock the publish does not wait: its messages are stored unleased. A message stored
+ * unleased is due from its creation. Returns the ids stored leased.
+ */
+export async function publishLeased(
+  db: Db,
+  messages: readonly Message[],
+  events: readonly EventRecord[],
+  limits: { now: number; maxInFlightByPlan: Record<string, number> },
+): Promise<string[]> {
+  const limited = Object.entries(limits.maxInFlightByPlan).filter(([, max]) => max > 0);
+  const [row] = await db.unsafe<{ ids: string[] }[]>(
+    leasedText(),
+    [
+      ...insertMessages.params(messages),
+      ...insertEvents.params(events),
+      limits.now,
+      CLAIM_LOCK_CLASS,
+      limited.map(([plan]) => plan),
+      limited.map(([, max]) => max),
+    ],
+    { prepare: true },
+  );
+  return row?.ids ?? [];
+}
+
 /**
  * Gated messages: the gate columns too, and `seq`, the publish order within a gate, drawn from
  * the sequence row by row in input order.

@@ -191,7 +191,7 @@ export class SqliteExecutor implements Executor {
   messageInsertMany(p: MessageInsertManyParams): Promise<void> {
     return this.scope.run(() => this.ops.messageInsertMany(p));
   }
-  messagePublishMany(p: MessagePublishManyParams): Promise<void> {
+  messagePublishMany(p: MessagePublishManyParams): Promise<string[]> {
     return this.scope.run(() => this.ops.messagePublishMany(p));
   }
   messageGet(p: MessageGetParams): Promise<Message | undefined> {

@@ -266,11 +266,12 @@ export class SqliteOps {
 
   // ---- messages ---------------------------------------------------------------------------
 
-  messagePublishMany({ messages, events }: MessagePublishManyParams): void {
+  messagePublishMany({ messages, events }: MessagePublishManyParams): string[] {
     this.inTransaction(() => {
       this.messageInsertMany({ messages });
       this.eventInsertMany({ events });
     });
+    return messages.filter((m) => 'leaseToken' in m).map((m) => m.id);
   }
 
   messageInsertMany({ messages }: MessageInsertManyParams): void {

@@ -1,0 +1,4 @@
+-- Mirrors storage/postgres/migrations/014_publish_leased.sql (a publish leasing its messages to
+-- its node's engine within max_global_parallelism across nodes). Nothing to do here: SQLite keeps
+-- leases in memory and the engine counts each account's deliveries (see 009). The file keeps the
+-- two drivers' migration versions equal.
