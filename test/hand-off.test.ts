@@ -26,17 +26,17 @@ function countingClaims(counter: { taken: number }): (driver: Driver) => Driver 
     });
 }
 
+let t: TestFerry | undefined;
+let dest: Receiver | undefined;
+
+afterEach(async () => {
+  await t?.close();
+  t = undefined;
+  await dest?.close();
+  dest = undefined;
+});
+
 describe.each(STORAGES)('a publish handed to the engine (%s)', (storage) => {
-  let t: TestFerry | undefined;
-  let dest: Receiver | undefined;
-
-  afterEach(async () => {
-    await t?.close();
-    t = undefined;
-    await dest?.close();
-    dest = undefined;
-  });
-
   it('is delivered once, with its events, and no claim reads it back', async () => {
     const claims = { taken: 0 };
     t = await startFerry({ storage, wrapDriver: countingClaims(claims) });
@@ -87,16 +87,6 @@ describe.each(STORAGES)('a publish handed to the engine (%s)', (storage) => {
 });
 
 describe('a publish whose commit fails (sqlite)', () => {
-  let t: TestFerry | undefined;
-  let dest: Receiver | undefined;
-
-  afterEach(async () => {
-    await t?.close();
-    t = undefined;
-    await dest?.close();
-    dest = undefined;
-  });
-
   it('gives the slot back when the publish fails to commit', async () => {
     // One slot: a reservation that leaked would leave the engine no room to deliver anything.
     let failNext = true;
