@@ -133,6 +133,11 @@ export interface ClaimedMessage extends Message {
   leaseToken: string;
 }
 
+/** True for a message given with its lease (claimed, or published leased: Engine.reserve). */
+export function isLeased(message: Message): message is ClaimedMessage {
+  return 'leaseToken' in message;
+}
+
 /** Message lifecycle states as recorded in the events log (see API.md). */
 export type EventState =
   | 'CREATED'

@@ -8,7 +8,7 @@
  * is reported once it has committed (before its fsync, like the publisher's wake-up used to be).
  */
 import { gateOf, type FlowGate } from '../core/flow-control.js';
-import type { Message } from '../core/types.js';
+import { isLeased, type Message } from '../core/types.js';
 import type {
   Executor,
   MessageInsertManyParams,
@@ -35,9 +35,7 @@ const DUE_OF: { [K in keyof Executor]?: (params: never, result: never) => number
   messagePublishMany: (p: MessagePublishManyParams, leased: string[]) => {
     const kept = new Set(leased);
     return earliest(
-      p.messages.flatMap((m) =>
-        kept.has(m.id) ? [] : ['leaseToken' in m ? m.createdAt : m.dueAt],
-      ),
+      p.messages.flatMap((m) => (kept.has(m.id) ? [] : [isLeased(m) ? m.createdAt : m.dueAt])),
     );
   },
   messageRetryManyLeased: (p: MessageRetryManyParams, applied: string[]) =>
@@ -57,7 +55,7 @@ const DUE_OF: { [K in keyof Executor]?: (params: never, result: never) => number
  * engine (Engine.reserve): it is being delivered, and due for no one else.
  */
 function earliestUnleased(messages: readonly Message[]): number | undefined {
-  return earliest(messages.filter((m) => !('leaseToken' in m)).map((m) => m.dueAt));
+  return earliest(messages.filter((m) => !isLeased(m)).map((m) => m.dueAt));
 }
 
 function earliest(times: number[]): number | undefined {

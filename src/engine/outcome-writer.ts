@@ -169,7 +169,7 @@ function carry(events: EventRecord[], at: number, active: EventRecord | undefine
  * one row (`activeAt`): most deliveries end within it. One that takes longer is logged on its
  * own, this much later than its claim (at most twice this).
  */
-export const ACTIVE_HOLD_MS = 100;
+const ACTIVE_HOLD_MS = 100;
 
 export class OutcomeWriter {
   private readonly group: GroupCommit<Completion, void>;
@@ -221,7 +221,8 @@ export class OutcomeWriter {
       this.old.delete(id);
       // The same attempt: its outcome's first event repeats the ACTIVE event's columns.
       if (completion.kind === 'outcome' && active.retried === completion.message.retried) {
-        return this.group.add({ ...completion, active });
+        completion.active = active; // the engine's object, made for this attempt alone
+        return this.group.add(completion);
       }
       void this.logEvents([active]); // before the completion: in its batch or an earlier one
     }

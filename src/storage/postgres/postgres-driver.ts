@@ -4,7 +4,13 @@
  * fencing tokens on leases, an advisory lock around migrations, and LISTEN/NOTIFY for wake-ups.
  */
 import postgres from 'postgres';
-import type { ClaimedMessage, DlqEntry, EventRecord, Message } from '../../core/types.js';
+import {
+  isLeased,
+  type ClaimedMessage,
+  type DlqEntry,
+  type EventRecord,
+  type Message,
+} from '../../core/types.js';
 import type {
   BodyUsage,
   DlqInsertManyParams,
@@ -47,12 +53,9 @@ import { type CommitGuard, Deadline } from '../storage-deadline.js';
 const isGated = (m: Message): boolean => gateOf(m) !== undefined;
 
 /** A message given leased (`ClaimedMessage`) as stored unleased: due from its creation. */
-function withoutLease(message: Message): Message {
-  if (!('leaseToken' in message)) return message;
-  const stored: Partial<ClaimedMessage> = {
-    ...(message as ClaimedMessage),
-    dueAt: message.createdAt,
-  };
+function storedUnleased(message: Message): Message {
+  if (!isLeased(message)) return message;
+  const stored: Partial<ClaimedMessage> = { ...message, dueAt: message.createdAt };
   delete stored.leaseToken;
   return stored as Message;
 }
@@ -242,12 +245,12 @@ class PostgresExecutor implements Executor {
       !p.messages.some(isGated) &&
       bodiesToStore(bodies).length === 0 &&
       fitsOneStatement(bodies.reduce((sum, body) => sum + inlineBytes(body), 0));
-    const leased = p.messages.some((m) => 'leaseToken' in m);
+    const leased = p.messages.some(isLeased);
     if (plain && leased && p.leaseLimits) {
       return this.track(messages.publishLeased(this.db, p.messages, p.events, p.leaseLimits));
     }
     // Leases are kept only where they can be counted (above): here the messages are stored due.
-    const unleased = leased ? p.messages.map(withoutLease) : p.messages;
+    const unleased = leased ? p.messages.map(storedUnleased) : p.messages;
     if (plain) {
       await this.track(
         insertTogether(

@@ -6,6 +6,7 @@ import {
   ACTIVE_EVENT_FILTER,
   buildFilter,
   EVENT_FILTER,
+  eventPartBounds,
   joinLabels,
   urlParts,
   type FilterColumns,
@@ -104,17 +105,9 @@ export async function eventList(db: Db, p: EventListParams): Promise<Page<EventR
     return where.filter((w) => w !== '').join(' AND ');
   };
   const limit = p.count + 1;
-  // Part bounds from the cursor: 2 × id + 1 < before, and 2 × id < before.
-  const own = part(
-    EVENT_FILTER,
-    '',
-    before === undefined ? undefined : Math.ceil((before - 1) / 2),
-  );
-  const active = part(
-    ACTIVE_EVENT_FILTER,
-    'active_at IS NOT NULL',
-    before === undefined ? undefined : Math.ceil(before / 2),
-  );
+  const bounds = before === undefined ? undefined : eventPartBounds(before);
+  const own = part(EVENT_FILTER, '', bounds?.own);
+  const active = part(ACTIVE_EVENT_FILTER, 'active_at IS NOT NULL', bounds?.active);
   // Bodies are cut in SQL: substring() of an out-of-line bytea fetches only the slice it needs
   // and octet_length() reads the stored length, so a list never loads a whole large body.
   const cut = bind(p.bodyCut ?? WHOLE);

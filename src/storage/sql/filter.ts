@@ -33,6 +33,15 @@ export const ACTIVE_EVENT_FILTER: FilterColumns = {
   time: 'active_at',
 };
 
+/**
+ * The row-id bounds of the two parts of an events page after `cursor` (a listed event id): a
+ * row's own event is listed as `2 × id + 1`, the ACTIVE event it carries as `2 × id`, so the rows
+ * left are those with `id < own` and `id < active` respectively.
+ */
+export function eventPartBounds(cursor: number): { own: number; active: number } {
+  return { own: Math.ceil((cursor - 1) / 2), active: Math.ceil(cursor / 2) };
+}
+
 export type Bind = (value: unknown) => string;
 
 /** Escapes `%`, `_` and `\` for a LIKE pattern used with `ESCAPE '\'`. */

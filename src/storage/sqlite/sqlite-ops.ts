@@ -15,6 +15,7 @@ import type {
   Message,
   UrlGroup,
 } from '../../core/types.js';
+import { isLeased } from '../../core/types.js';
 import { badRequest } from '../../core/errors.js';
 import { newLeaseToken } from '../../core/ids.js';
 import { LeaseTable } from './lease-table.js';
@@ -62,6 +63,7 @@ import {
   ACTIVE_EVENT_FILTER,
   buildFilter,
   EVENT_FILTER,
+  eventPartBounds,
   originParts,
   type FilterColumns,
 } from '../sql/filter.js';
@@ -271,7 +273,7 @@ export class SqliteOps {
       this.messageInsertMany({ messages });
       this.eventInsertMany({ events });
     });
-    return messages.filter((m) => 'leaseToken' in m).map((m) => m.id);
+    return messages.filter(isLeased).map((m) => m.id);
   }
 
   messageInsertMany({ messages }: MessageInsertManyParams): void {
@@ -281,15 +283,14 @@ export class SqliteOps {
       const insert = this.stmt(INSERT_MESSAGE);
       for (const message of messages) {
         const gate = gateOf(message);
-        if (!gate && !('leaseToken' in message)) {
-          insert.run(...messageParams(message));
-          continue;
-        }
         if (!gate) {
+          if (!isLeased(message)) {
+            insert.run(...messageParams(message));
+            continue;
+          }
           // Stored leased to the engine (Engine.reserve): the lease in memory, as a claim's,
           // and the row due from its creation, as the claim would have found it.
-          const { leaseToken, dueAt } = message as ClaimedMessage;
-          this.leases.set(message.id, { token: leaseToken, until: dueAt });
+          this.leases.set(message.id, { token: message.leaseToken, until: message.dueAt });
           const params = messageParams(message);
           params[DUE_AT_PARAM] = message.createdAt;
           insert.run(...params);
@@ -602,9 +603,9 @@ export class SqliteOps {
       'FROM p JOIN events e ON e.id = p.rid ORDER BY p.vid DESC';
     const cut = bodyCut ?? WHOLE;
     const limit = count + 1;
-    // Part bounds from the cursor: 2 × id + 1 < before, and 2 × id < before.
-    const ownBound = before === undefined ? [] : [Math.ceil((before - 1) / 2)];
-    const activeBound = before === undefined ? [] : [Math.ceil(before / 2)];
+    const bounds = before === undefined ? undefined : eventPartBounds(before);
+    const ownBound = bounds ? [bounds.own] : [];
+    const activeBound = bounds ? [bounds.active] : [];
     const args = [
       ...[accountId, ...own.params, ...ownBound, limit],
       ...[accountId, ...active.params, ...activeBound, limit],
