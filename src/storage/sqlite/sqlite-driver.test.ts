@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FerryError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
-import { makeAccount, makeMessage, nextDueAt } from '../conformance/fixtures.js';
+import { makeAccount, makeFullMessage, makeMessage, nextDueAt } from '../conformance/fixtures.js';
 import { runDriverConformance } from '../conformance/suite.js';
 import { listMigrationFiles } from '../migrate-files.js';
 import { openSqliteDriver, type SqliteDriver } from './sqlite-driver.js';
@@ -130,6 +130,81 @@ describe('sqlite driver', () => {
       });
       expect(claimed?.id).toBe(message.id);
       expect(await nextDueAt(driver.executor, 1_000)).toBe(5_000);
+    });
+  });
+
+  it('claims a message kept since its insert exactly as its row reads, once', async () => {
+    await withDriver({ path: freshPath() }, async (driver) => {
+      const account = makeAccount();
+      await driver.executor.accountInsert({ account });
+      // Every optional column set but the gates' (a gated message waits parked: never kept).
+      const full = makeFullMessage(account.id, { queueName: undefined });
+      const kept = {
+        ...full,
+        spec: { ...full.spec, flowControl: undefined },
+        dueAt: full.createdAt,
+      };
+      // Due a minute after its creation: not kept, read from its row.
+      const read = { ...kept, id: newId('msg'), dueAt: kept.createdAt + 60_000 };
+      await driver.executor.messageInsertMany({ messages: [kept, read] });
+      const expected = (m: typeof kept) => ({
+        ...m,
+        spec: structuredClone(m.spec),
+        body: Buffer.from(m.body),
+        dueAt: now + 30_000,
+        leaseToken: expect.any(String) as unknown,
+      });
+      const now = kept.createdAt + 120_000;
+      const expectedKept = expected(kept);
+      const expectedRead = expected(read);
+      // A caller changing its object after the insert changes nothing stored or claimed.
+      kept.spec.headers['X-Later'] = ['changed'];
+
+      const claimed = await driver.executor.messageClaimDue({
+        now,
+        limit: 10,
+        leaseUntil: now + 30_000,
+      });
+      expect(claimed.map((m) => m.id)).toEqual([kept.id, read.id]);
+      expect(claimed[0]).toEqual(expectedKept);
+      expect(claimed[1]).toEqual(expectedRead);
+
+      // After a failed attempt the row says retried 1: the next claim reads it, not the insert.
+      const first = claimed[0]!;
+      await driver.executor.messageRetryManyLeased({
+        retries: [{ id: first.id, leaseToken: first.leaseToken, dueAt: now, retried: 1 }],
+      });
+      const again = await driver.executor.messageClaimDue({
+        now,
+        limit: 10,
+        leaseUntil: now + 60_000,
+      });
+      expect(again.map((m) => [m.id, m.retried])).toEqual([[kept.id, 1]]);
+    });
+  });
+
+  it('never claims a message kept since its insert once its row is gone', async () => {
+    await withDriver({ path: freshPath() }, async (driver) => {
+      const account = makeAccount();
+      await driver.executor.accountInsert({ account });
+      const message = makeMessage(account.id);
+      const rolledBack = makeMessage(account.id);
+      await driver.executor.messageInsertMany({ messages: [message] });
+      await expect(
+        driver.executor.transaction(async (tx) => {
+          await tx.messageInsertMany({ messages: [rolledBack] });
+          throw new Error('abort');
+        }),
+      ).rejects.toThrow('abort');
+      const deleted = await driver.executor.messageDeleteMany({
+        accountId: account.id,
+        filter: {},
+      });
+      expect(deleted.map((m) => m.id)).toEqual([message.id]);
+      const now = message.createdAt + 1_000;
+      expect(
+        await driver.executor.messageClaimDue({ now, limit: 10, leaseUntil: now + 30_000 }),
+      ).toEqual([]);
     });
   });
 

@@ -13,12 +13,14 @@ import type {
   DlqEntry,
   EventRecord,
   Message,
+  MessageSpec,
   UrlGroup,
 } from '../../core/types.js';
 import { isLeased } from '../../core/types.js';
 import { badRequest } from '../../core/errors.js';
 import { newLeaseToken } from '../../core/ids.js';
 import { LeaseTable } from './lease-table.js';
+import { FirstClaimCache } from './first-claim-cache.js';
 import { SqliteLimitOps } from './sqlite-limit-ops.js';
 import type {
   AccountGetParams,
@@ -75,6 +77,7 @@ import {
   EVENT_COLUMNS,
   CLAIM_COLUMNS,
   claimedFromColumns,
+  claimedFromMessage,
   MESSAGE_COLUMNS,
   accountParams,
   byCreatedAt,
@@ -138,8 +141,11 @@ const INSERT_MESSAGE = `INSERT INTO messages (${MESSAGE_COLUMNS}) VALUES (${plac
 const INSERT_GATED_MESSAGE =
   `INSERT INTO messages (${MESSAGE_COLUMNS}, gate_id, gate_mode, wait_due_at) ` +
   `VALUES (${placeholders(24)})`;
-/** Index of `due_at` in `messageParams`. */
+/** Index of `due_at` and of the spec's JSON in `messageParams`. */
 const DUE_AT_PARAM = 16;
+const SPEC_PARAM = 18;
+/** A message due this soon after its creation is kept for its first claim (FirstClaimCache). */
+const FIRST_CLAIM_WINDOW_MS = 1_000;
 const CLAIM_ROW = `SELECT ${CLAIM_COLUMNS} FROM messages WHERE id = ?`;
 const INSERT_EVENT = `INSERT INTO events (${EVENT_COLUMNS}) VALUES (${placeholders(27)})`;
 const INSERT_DLQ = `INSERT INTO dlq (${DLQ_COLUMNS}) VALUES (${placeholders(21)})`;
@@ -153,6 +159,9 @@ export class SqliteOps {
 
   /** In-memory leases; the executor journals them with its transactions. */
   readonly leases = new LeaseTable();
+
+  /** Messages inserted due at once, for their first claim without reading the row back. */
+  private readonly firstClaims = new FirstClaimCache();
 
   /** Users, account settings, usage counters, search indexes (sqlite-management-ops.ts). */
   readonly management: SqliteManagementOps;
@@ -285,7 +294,11 @@ export class SqliteOps {
         const gate = gateOf(message);
         if (!gate) {
           if (!isLeased(message)) {
-            insert.run(...messageParams(message));
+            const params = messageParams(message);
+            insert.run(...params);
+            if (message.dueAt <= message.createdAt + FIRST_CLAIM_WINDOW_MS) {
+              this.firstClaims.add(message, params[SPEC_PARAM] as string);
+            }
             continue;
           }
           // Stored leased to the engine (Engine.reserve): the lease in memory, as a claim's,
@@ -356,13 +369,12 @@ export class SqliteOps {
    */
   messageClaimDue({ now, limit, leaseUntil }: MessageClaimDueParams): ClaimedMessage[] {
     if (limit <= 0) return [];
-    const due = this.stmt('SELECT id FROM messages WHERE due_at <= ? ORDER BY due_at LIMIT ?').all(
-      now,
-      limit + this.leases.size,
-    ) as { id: string }[];
+    const due = this.stmt('SELECT id FROM messages WHERE due_at <= ? ORDER BY due_at LIMIT ?')
+      .pluck(true)
+      .all(now, limit + this.leases.size) as string[];
     const select = this.stmt(CLAIM_ROW).raw(true);
     const claimed: ClaimedMessage[] = [];
-    for (const { id } of due) {
+    for (const id of due) {
       if (claimed.length === limit) break;
       const message = this.claimRow(select, id, now, leaseUntil);
       if (message) claimed.push(message);
@@ -417,6 +429,13 @@ export class SqliteOps {
     leaseUntil: number,
   ): ClaimedMessage | undefined {
     if (this.leases.isLeased(id, now)) return undefined;
+    const first = this.firstClaims.take(id);
+    if (first !== undefined) {
+      const leaseToken = newLeaseToken();
+      this.leases.set(id, { token: leaseToken, until: leaseUntil });
+      const spec = JSON.parse(first.spec) as MessageSpec;
+      return claimedFromMessage(first.message, spec, leaseUntil, leaseToken);
+    }
     const row = select.get(id) as unknown[] | undefined;
     if (!row) return undefined;
     const bodyId = row[CLAIM_BODY_ID];

@@ -82,6 +82,34 @@ export const CLAIM_COLUMNS =
   'id, account_id, url, caller_ip, retried, max_retries, not_before, created_at, spec, body, ' +
   'topic_name, endpoint_name, queue_name, schedule_id, body_id';
 
+/** A claimed message from one kept since its insert (first-claim-cache.ts), as from its row. */
+export function claimedFromMessage(
+  m: Message,
+  spec: MessageSpec,
+  leaseUntil: number,
+  leaseToken: string,
+): ClaimedMessage {
+  const message: ClaimedMessage = {
+    id: m.id,
+    accountId: m.accountId,
+    url: m.url,
+    callerIp: m.callerIp,
+    retried: m.retried,
+    maxRetries: m.maxRetries,
+    notBefore: m.notBefore,
+    createdAt: m.createdAt,
+    dueAt: leaseUntil,
+    spec,
+    body: blob(m.body),
+    leaseToken,
+  };
+  if (m.topicName !== undefined) message.topicName = m.topicName;
+  if (m.endpointName !== undefined) message.endpointName = m.endpointName;
+  if (m.queueName !== undefined) message.queueName = m.queueName;
+  if (m.scheduleId !== undefined) message.scheduleId = m.scheduleId;
+  return message;
+}
+
 /** A claimed message from a {@link CLAIM_COLUMNS} row (the same as `messageFromRow` gives). */
 export function claimedFromColumns(
   values: unknown[],
