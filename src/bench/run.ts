@@ -39,7 +39,7 @@
  * `FERRY_BENCH_LATENCY_TRACE` (a file: every measured request's send time and delay, receiver.ts).
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -62,7 +62,7 @@ import {
   type Redis,
 } from './peer.js';
 import { startGraphilePeer } from './graphile-peer.js';
-import { oneOf, scriptArgs, wholeNumber } from './script-args.js';
+import { oneOf, scriptArgs, usageError, wholeNumber } from './script-args.js';
 
 const MAIN = new URL('../cli/main.js', import.meta.url).pathname;
 const USAGE = `Usage: npm run bench -- [options]
@@ -125,6 +125,12 @@ const WARM_UP_SECONDS = quick ? 2 : 10;
  */
 const BASELINE_MAIN =
   args.baseline === undefined ? undefined : join(args.baseline, 'dist', 'cli', 'main.js');
+if (BASELINE_MAIN !== undefined && !existsSync(BASELINE_MAIN)) {
+  usageError(
+    `--baseline ${args.baseline}: no built Ferry there (${BASELINE_MAIN} is missing)`,
+    USAGE,
+  );
+}
 /**
  * `--warm N`: before the measured part of the end-to-end case, Ferry (or BullMQ's worker) first
  * delivers N messages the same way, unmeasured. A fresh process spends its first seconds
