@@ -2,33 +2,47 @@ import { describe, expect, it } from 'vitest';
 import { makeMessage } from '../conformance/fixtures.js';
 import { FirstClaimCache } from './first-claim-cache.js';
 
-const withBody = (bytes: number) => makeMessage('acct', { body: new Uint8Array(bytes) });
+const T0 = 1_767_225_600_000;
+const message = (bytes: number, createdAt = T0) =>
+  makeMessage('acct', { body: new Uint8Array(bytes), createdAt });
+const kept = (cache: FirstClaimCache, ...messages: ReturnType<typeof message>[]) =>
+  messages.map((m) => cache.take(m.id) !== undefined);
 
 describe('FirstClaimCache', () => {
   it('gives a kept message once', () => {
     const cache = new FirstClaimCache();
-    const message = withBody(10);
-    cache.add(message, '{"method":"POST"}');
-    expect(cache.take(message.id)).toEqual({ message, spec: '{"method":"POST"}' });
-    expect(cache.take(message.id)).toBeUndefined();
+    const m = message(10);
+    cache.add(m, '{"method":"POST"}');
+    expect(cache.take(m.id)).toEqual({ message: m, spec: '{"method":"POST"}' });
+    expect(cache.take(m.id)).toBeUndefined();
     expect(cache.size).toBe(0);
   });
 
-  it('pushes out the oldest beyond its count or its bytes of bodies', () => {
-    const cache = new FirstClaimCache(2, 100);
-    const [a, b, c] = [withBody(10), withBody(10), withBody(10)];
-    for (const m of [a, b, c]) cache.add(m, '{}');
-    expect([a, b, c].map((m) => cache.take(m.id) !== undefined)).toEqual([false, true, true]);
+  it('when full, keeps the earlier messages (the next claimed) and not the new one', () => {
+    const byCount = new FirstClaimCache(2, 100, 10_000);
+    const [a, b, c] = [message(10), message(10), message(10)];
+    for (const m of [a, b, c]) byCount.add(m, '{}');
+    expect(kept(byCount, a, b, c)).toEqual([true, true, false]);
 
-    const [d, e, f] = [withBody(60), withBody(30), withBody(30)];
-    for (const m of [d, e, f]) cache.add(m, '{}');
-    expect([d, e, f].map((m) => cache.take(m.id) !== undefined)).toEqual([false, true, true]);
+    const byBytes = new FirstClaimCache(10, 100, 10_000);
+    const [d, e, f] = [message(60), message(30), message(30)];
+    for (const m of [d, e, f]) byBytes.add(m, '{}');
+    expect(kept(byBytes, d, e, f)).toEqual([true, true, false]);
+  });
+
+  it('when full, lets a stale entry (one no claim took) make room', () => {
+    const cache = new FirstClaimCache(2, 100, 10_000);
+    const [old, recent] = [message(10, T0), message(10, T0 + 5_000)];
+    cache.add(old, '{}');
+    cache.add(recent, '{}');
+    const later = message(10, T0 + 10_001);
+    cache.add(later, '{}');
+    expect(kept(cache, old, recent, later)).toEqual([false, true, true]);
   });
 
   it('keeps no body larger than all it may hold', () => {
     const cache = new FirstClaimCache(10, 100);
-    const big = withBody(101);
-    cache.add(big, '{}');
+    cache.add(message(101), '{}');
     expect(cache.size).toBe(0);
   });
 });

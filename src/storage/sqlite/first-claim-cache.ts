@@ -14,31 +14,40 @@ import type { Message } from '../../core/types.js';
  * under a lease, which takes a claim first, and the first claim removes the entry. The spec is
  * kept as the JSON that was stored, so a claim gets its own copy, as from the row. An entry whose
  * insert rolled back, or whose row was deleted, is never found by a claim's scan; it stays until
- * it is pushed out. The cache holds at most `maxEntries` messages and `maxBytes` of bodies; the
- * oldest go first.
+ * it is stale (see `add`). The cache holds at most `maxEntries` messages and `maxBytes` of bodies.
  */
 export class FirstClaimCache {
   private readonly entries = new Map<string, { message: Message; spec: string }>();
   private bytes = 0;
 
   constructor(
-    private readonly maxEntries = 4_096,
+    private readonly maxEntries = 8_192,
     private readonly maxBytes = 16 * 1024 * 1024,
+    private readonly staleMs = 10_000,
   ) {}
 
   get size(): number {
     return this.entries.size;
   }
 
-  /** Keeps `message` (its stored spec JSON beside it) for its first claim. */
+  /**
+   * Keeps `message` (its stored spec JSON beside it) for its first claim. When the cache is full,
+   * only entries kept for over `staleMs` (by their messages' creation times) make room: claims
+   * take the earliest due first, so with a backlog the entries kept are the next ones claimed,
+   * and a newer message is simply read from its row. An entry that no claim will take (its row
+   * deleted, or its insert rolled back) goes once it is stale.
+   */
   add(message: Message, spec: string): void {
-    if (message.body.byteLength > this.maxBytes) return;
-    this.entries.set(message.id, { message, spec });
-    this.bytes += message.body.byteLength;
-    while (this.entries.size > this.maxEntries || this.bytes > this.maxBytes) {
-      const oldest = this.entries.keys().next().value as string;
-      this.take(oldest);
+    const bytes = message.body.byteLength;
+    while (this.entries.size >= this.maxEntries || this.bytes + bytes > this.maxBytes) {
+      const oldest = this.entries.values().next().value;
+      if (oldest === undefined || oldest.message.createdAt > message.createdAt - this.staleMs) {
+        return;
+      }
+      this.take(oldest.message.id);
     }
+    this.entries.set(message.id, { message, spec });
+    this.bytes += bytes;
   }
 
   /** The message kept for `id`, removed from the cache; undefined when it is not kept. */
