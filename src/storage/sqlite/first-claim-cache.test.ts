@@ -13,7 +13,7 @@ describe('FirstClaimCache', () => {
     const cache = new FirstClaimCache();
     const m = message(10);
     cache.add(m, '{"method":"POST"}');
-    expect(cache.take(m.id)).toEqual({ message: m, spec: '{"method":"POST"}' });
+    expect(cache.take(m.id)).toEqual({ message: m, spec: '{"method":"POST"}', body: m.body });
     expect(cache.take(m.id)).toBeUndefined();
     expect(cache.size).toBe(0);
   });
@@ -38,6 +38,16 @@ describe('FirstClaimCache', () => {
     const later = message(10, T0 + 10_001);
     cache.add(later, '{}');
     expect(kept(cache, old, recent, later)).toEqual([false, true, true]);
+  });
+
+  it('keeps a copy of a small body that is a view into a larger buffer, not the buffer', () => {
+    const cache = new FirstClaimCache();
+    const big = Buffer.alloc(64 * 1024, 'x');
+    const m = makeMessage('acct', { body: big.subarray(100, 210) });
+    cache.add(m, '{}');
+    const { body } = cache.take(m.id)!;
+    expect(Buffer.from(body)).toEqual(Buffer.from(m.body));
+    expect(body.buffer.byteLength).toBeLessThan(big.byteLength);
   });
 
   it('keeps no body larger than all it may hold', () => {

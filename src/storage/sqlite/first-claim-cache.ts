@@ -1,4 +1,12 @@
 import type { Message } from '../../core/types.js';
+import { INLINE_MAX_BYTES } from '../sql/bodies.js';
+
+/** A message kept for its first claim: its spec as the JSON stored, its body as kept. */
+export interface KeptMessage {
+  message: Message;
+  spec: string;
+  body: Uint8Array;
+}
 
 /**
  * Messages inserted due at once, kept from their insert until their first claim, so that the
@@ -17,7 +25,7 @@ import type { Message } from '../../core/types.js';
  * it is stale (see `add`). The cache holds at most `maxEntries` messages and `maxBytes` of bodies.
  */
 export class FirstClaimCache {
-  private readonly entries = new Map<string, { message: Message; spec: string }>();
+  private readonly entries = new Map<string, KeptMessage>();
   private bytes = 0;
 
   constructor(
@@ -46,12 +54,18 @@ export class FirstClaimCache {
       }
       this.take(oldest.message.id);
     }
-    this.entries.set(message.id, { message, spec });
+    // A small body is usually a view into a larger buffer (Node's shared 8 KiB pool slabs, a
+    // request's read buffer), which keeping it would keep whole: a copy is packed with the
+    // others, so the cache holds about what it counts. Larger bodies are shared bodies, stored
+    // once with their own buffers, and kept as they are (their identity is their stored id).
+    let body = message.body;
+    if (bytes <= INLINE_MAX_BYTES && bytes < body.buffer.byteLength) body = Buffer.from(body);
+    this.entries.set(message.id, { message, spec, body });
     this.bytes += bytes;
   }
 
   /** The message kept for `id`, removed from the cache; undefined when it is not kept. */
-  take(id: string): { message: Message; spec: string } | undefined {
+  take(id: string): KeptMessage | undefined {
     const entry = this.entries.get(id);
     if (entry === undefined) return undefined;
     this.entries.delete(id);

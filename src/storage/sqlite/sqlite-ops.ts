@@ -434,7 +434,7 @@ export class SqliteOps {
       const leaseToken = newLeaseToken();
       this.leases.set(id, { token: leaseToken, until: leaseUntil });
       const spec = JSON.parse(first.spec) as MessageSpec;
-      return claimedFromMessage(first.message, spec, leaseUntil, leaseToken);
+      return claimedFromMessage(first.message, spec, first.body, leaseUntil, leaseToken);
     }
     const row = select.get(id) as unknown[] | undefined;
     if (!row) return undefined;

@@ -86,6 +86,7 @@ export const CLAIM_COLUMNS =
 export function claimedFromMessage(
   m: Message,
   spec: MessageSpec,
+  body: Uint8Array,
   leaseUntil: number,
   leaseToken: string,
 ): ClaimedMessage {
@@ -100,7 +101,7 @@ export function claimedFromMessage(
     createdAt: m.createdAt,
     dueAt: leaseUntil,
     spec,
-    body: blob(m.body),
+    body: blob(body),
     leaseToken,
   };
   if (m.topicName !== undefined) message.topicName = m.topicName;
