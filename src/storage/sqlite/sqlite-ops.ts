@@ -147,6 +147,8 @@ const SPEC_PARAM = 18;
 /** A message due this soon after its creation is kept for its first claim (FirstClaimCache). */
 const FIRST_CLAIM_WINDOW_MS = 1_000;
 const CLAIM_ROW = `SELECT ${CLAIM_COLUMNS} FROM messages WHERE id = ?`;
+const DELETE_LEASED =
+  'DELETE FROM messages WHERE id IN (SELECT value FROM json_each(?)) RETURNING id, gate_id';
 const INSERT_EVENT = `INSERT INTO events (${EVENT_COLUMNS}) VALUES (${placeholders(27)})`;
 const INSERT_DLQ = `INSERT INTO dlq (${DLQ_COLUMNS}) VALUES (${placeholders(21)})`;
 /** Index of `body` and `body_id` in a CLAIM_COLUMNS row. */
@@ -483,10 +485,20 @@ export class SqliteOps {
       return deleted;
     });
   }
+  /**
+   * One statement for the batch (the ids as one JSON parameter), where the other fenced
+   * operations run one per lease: this is the outcome writer's hot path, and at the storage layer
+   * it measured 1.3–2.3 µs less per delivered message (docs/benchmarks.md).
+   */
   messageDeleteLeasedMany({ leases }: MessageDeleteLeasedManyParams): string[] {
-    return this.fenced(leases, 'DELETE FROM messages WHERE id = ? RETURNING gate_id', (lease) => [
-      lease.id,
-    ]);
+    const held = leases.filter((l) => this.leases.holds(l.id, l.leaseToken));
+    if (held.length === 0) return [];
+    return this.inTransaction(() => {
+      const rows = this.stmt(DELETE_LEASED)
+        .raw(true)
+        .all(JSON.stringify(held.map((l) => l.id))) as [string, number | null][];
+      return this.endFenced(held, rows);
+    });
   }
   /** A flow-control key's message waits again for its retry (its slot was for one attempt). */
   messageRetryManyLeased({ retries }: MessageRetryManyParams): string[] {
@@ -746,19 +758,31 @@ export class SqliteOps {
     if (held.length === 0) return [];
     return this.inTransaction(() => {
       const statement = this.stmt(sql);
-      const applied: string[] = [];
-      let gates: Set<number> | undefined;
+      const rows: [string, number | null][] = [];
       for (const lease of held) {
         const row = statement.get(...args(lease)) as { gate_id: number | null } | undefined;
-        if (!row) continue;
-        applied.push(lease.id);
-        if (row.gate_id !== null) (gates ??= new Set()).add(row.gate_id);
+        if (row) rows.push([lease.id, row.gate_id]);
       }
-      if (gates) this.flowGates.touch(gates);
-      // Every fenced operation ends the lease (an extension is handled without SQL).
-      for (const lease of held) this.leases.delete(lease.id);
-      return applied;
+      return this.endFenced(held, rows);
     });
+  }
+
+  /**
+   * After a fenced operation changed `rows` (id, gate id): their gates are touched, every held
+   * lease ends (an extension is handled without SQL), and the ids changed are returned in the
+   * order of `held`.
+   */
+  private endFenced(held: Lease[], rows: [string, number | null][]): string[] {
+    let gates: Set<number> | undefined;
+    const changed = new Set<string>();
+    for (const [id, gate] of rows) {
+      changed.add(id);
+      if (gate !== null) (gates ??= new Set()).add(gate);
+    }
+    if (gates) this.flowGates.touch(gates);
+    for (const lease of held) this.leases.delete(lease.id);
+    // `delete` is true once per id: a lease given twice is counted once, as the row was.
+    return held.filter((l) => changed.delete(l.id)).map((l) => l.id);
   }
 
   /**
