@@ -29,10 +29,12 @@
  *   Ferry's runs `--reps` times, with Ferry's ratios to them;
  * - backlog (`--case backlog` only): the end-to-end and latency cases on a store holding
  *   `--backlog` (1,000,000) delayed messages against an empty store, interleaved.
+ * - storage (`--case storage` only): the storage work of a delivered message in this process,
+ *   CPU per message of the publish, claim and finish steps (storage-case.ts).
  *
  * Options: `--quick` (smaller N), `--only sqlite|postgres`, `--reps N` (default 3),
- * `--backlog N`, `--case reference|publish|e2e|flow|latency|fanout|batch|schedule|workflow|backlog`,
- * `--baseline DIR` (the end-to-end and latency cases also run the Ferry build in DIR,
+ * `--backlog N`, `--case reference|publish|e2e|flow|latency|fanout|batch|schedule|workflow|backlog|storage`,
+ * `--baseline DIR` (the end-to-end, latency and storage cases also run the Ferry build in DIR,
  * interleaved, to compare two builds), `--no-peer` (no peer rows), `--warm N` (the end-to-end case first delivers N
  * messages unmeasured, for Ferry and BullMQ alike);
  * env `FERRY_BENCH_NODE_FLAGS` (flags for Ferry's node, e.g. `--cpu-prof`),
@@ -63,17 +65,19 @@ import {
 } from './peer.js';
 import { startGraphilePeer } from './graphile-peer.js';
 import { oneOf, scriptArgs, usageError, wholeNumber } from './script-args.js';
+import { describeStorageRun, loadBuild, runStorage, type StorageRun } from './storage-case.js';
 
 const MAIN = new URL('../cli/main.js', import.meta.url).pathname;
 const USAGE = `Usage: npm run bench -- [options]
 
   --case NAME      one case: reference, publish, e2e, flow, latency, fanout, batch, schedule,
-                   workflow or backlog (default: all but backlog)
+                   workflow, backlog or storage (default: all but backlog and storage)
   --only STORAGE   sqlite or postgres (PostgreSQL runs when TEST_DATABASE_URL is set)
   --quick          smaller N
-  --reps N         interleaved repetitions of the end-to-end, latency and backlog cases (3)
+  --reps N         interleaved repetitions of the end-to-end, latency, backlog and storage cases (3)
   --backlog N      delayed messages seeded for the backlog case (1000000)
-  --baseline DIR   also run the Ferry build in DIR, interleaved, in the end-to-end and latency cases
+  --baseline DIR   also run the Ferry build in DIR, interleaved, in the end-to-end, latency and
+                   storage cases
   --no-peer        leave out the peers (BullMQ, graphile-worker)
   --warm N         deliver N messages unmeasured before the end-to-end case's measured part
   --help           this text
@@ -158,6 +162,7 @@ const onlyCase = oneOf(
     'schedule',
     'workflow',
     'backlog',
+    'storage',
   ] as const,
   USAGE,
 );
@@ -172,11 +177,13 @@ const wanted = (
     | 'batch'
     | 'schedule'
     | 'workflow'
-    | 'backlog',
+    | 'backlog'
+    | 'storage',
 ): boolean =>
-  // The backlog case seeds a million messages: only when asked for.
-  name === 'backlog'
-    ? onlyCase === 'backlog'
+  // The backlog case seeds a million messages, and the storage case measures no HTTP at all:
+  // each only when asked for.
+  name === 'backlog' || name === 'storage'
+    ? onlyCase === name
     : !onlyCase ||
       onlyCase === name ||
       // Every throughput case is printed with the machine's pace beside it.
@@ -1073,6 +1080,60 @@ async function benchReference(n: number): Promise<Row> {
   }
 }
 
+/**
+ * The storage case: REPS runs of STORAGE_N messages per storage, alternating with the
+ * `--baseline` build's storage modules when given; medians per step.
+ */
+async function benchStorage(
+  picked: ('sqlite' | 'postgres')[],
+  median: (xs: number[]) => number,
+  push: (r: Row, before: ReturnType<typeof cpuTicks>) => void,
+): Promise<void> {
+  const n = quick ? 20_000 : 80_000;
+  const builds: [string, Awaited<ReturnType<typeof loadBuild>>][] = [
+    ['', await loadBuild(new URL('..', import.meta.url).pathname)],
+  ];
+  if (args.baseline !== undefined) {
+    builds.push([' (baseline)', await loadBuild(join(args.baseline, 'dist'))]);
+  }
+  for (const storage of picked) {
+    // Unmeasured first: each build's code is compiled in this process on its first run.
+    for (const [, build] of builds) await runStorage(build, storage, n / 4, withSql);
+    const before = cpuTicks();
+    const runs = new Map<string, StorageRun[]>(builds.map(([label]) => [label, []]));
+    for (let rep = 0; rep < REPS; rep += 1) {
+      for (const [label, build] of builds) {
+        const run = await runStorage(build, storage, n, withSql);
+        console.error(`  rep ${rep + 1}: ${storage}${label} ${describeStorageRun(run)}`);
+        runs.get(label)?.push(run);
+      }
+    }
+    for (const [label] of builds) {
+      const all = runs.get(label) ?? [];
+      const pick = (key: keyof StorageRun): number =>
+        median(all.map((r) => r[key] ?? NaN).filter((x) => !Number.isNaN(x)));
+      const server = storage === 'postgres' ? pick('server') : undefined;
+      const summary: StorageRun = {
+        publish: pick('publish'),
+        claim: pick('claim'),
+        finish: pick('finish'),
+        total: pick('total'),
+        ...(server === undefined ? {} : { server }),
+      };
+      push(
+        {
+          storage: `${storage}${label}`,
+          case: `storage work of a delivered message (publish 50 with their CREATED events, claim, finish), CPU per message, median of ${REPS} runs`,
+          n,
+          result: `${summary.total.toFixed(1)} µs per message`,
+          detail: `${describeStorageRun(summary)}; runs ${all.map((r) => r.total.toFixed(1)).join(', ')}`,
+        },
+        before,
+      );
+    }
+  }
+}
+
 async function main(): Promise<void> {
   const storages: ('sqlite' | 'postgres')[] = ['sqlite'];
   if (process.env.TEST_DATABASE_URL) storages.push('postgres');
@@ -1267,6 +1328,7 @@ async function main(): Promise<void> {
       }
     }
   }
+  if (wanted('storage')) await benchStorage(picked, median, push);
   for (const storage of picked) {
     const run = async (row: Promise<Row>): Promise<void> => {
       const before = cpuTicks();
