@@ -223,7 +223,10 @@ export class WalCheckpointer {
     const waiting = this.waiting;
     if (!waiting) return;
     this.waiting = undefined;
-    this.worker?.unref();
+    // Idle, the thread does not keep the process alive; closing, it must (close() waits for its
+    // exit): a program whose last work is `await driver.close()` would otherwise end right
+    // here, silently, when the close came during a checkpoint.
+    if (!this.closed) this.worker?.unref();
     this.options.onCheckpoint?.(event);
     waiting.resolve(event);
   }
