@@ -236,6 +236,40 @@ describe('one process per database file', { timeout: 60_000 }, () => {
     });
   };
 
+  it('keeps the checkpoint thread holding the process open while close() waits for it', async () => {
+    // A program whose last work is `await driver.close()` must reach the line after it. The
+    // checkpoint thread answering a checkpoint during the close once stopped holding the process
+    // open while the close still waited for the thread's exit: such a program then ended at the
+    // close, silently, with status 0 (seen in the benchmark). The thread's port is what holds it.
+    const ports = (): number =>
+      process.getActiveResourcesInfo().filter((r) => r === 'MessagePort').length;
+    const before = ports();
+    let closing = false;
+    const duringClose: number[] = [];
+    const driver = openSqliteDriver({
+      path: freshPath(),
+      checkpointLimits: SMALL,
+      onCheckpoint: () => {
+        if (closing) duringClose.push(ports());
+      },
+    });
+    await driver.migrate();
+    // A commit large enough to start a checkpoint (on a thread that takes a while to start),
+    // not waited for on disk: the close comes before the checkpoint's answer.
+    await driver.executor.transaction(
+      async (tx) => {
+        for (let j = 0; j < 300; j++) {
+          await tx.accountInsert({ account: makeAccount({ passwordHash: 'a'.repeat(1_000) }) });
+        }
+      },
+      { durable: false },
+    );
+    closing = true;
+    await driver.close();
+    expect(duringClose.length).toBeGreaterThan(0);
+    expect(duringClose.every((n) => n === before + 1)).toBe(true);
+  });
+
   it('refuses a second process, and takes the file once the holder is killed (SIGKILL)', async () => {
     const path = freshPath();
     const account = makeAccount();
