@@ -210,16 +210,41 @@ interface Running {
   stop(): Promise<void>;
 }
 
-/** The machine's CPU time so far, in ticks: all of it, and what the hypervisor stole. */
-function cpuTicks(): { total: number; steal: number } {
+/**
+ * The machine's CPU time so far, in ticks: all of it, what the hypervisor stole, and what was
+ * idle (waiting for I/O included).
+ */
+function cpuTicks(): { total: number; steal: number; idle: number } {
   try {
     // The first line of /proc/stat: "cpu user nice system idle iowait irq softirq steal …".
     const fields = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '').trim().split(/\s+/);
     const ticks = fields.slice(1, 9).map(Number);
-    return { total: ticks.reduce((a, b) => a + b, 0), steal: ticks[7] ?? NaN };
+    return {
+      total: ticks.reduce((a, b) => a + b, 0),
+      steal: ticks[7] ?? NaN,
+      idle: (ticks[3] ?? NaN) + (ticks[4] ?? NaN),
+    };
   } catch {
-    return { total: NaN, steal: NaN };
+    return { total: NaN, steal: NaN, idle: NaN };
   }
+}
+
+/**
+ * What an end-to-end run left of the machine and what its load generator used: the machine's idle
+ * share over the run (a system that keeps both CPUs busy is bound by its CPU per message; one
+ * that leaves them idle, by waits), and this process's CPU per message (the publishing clients,
+ * or the peer's producer calls, plus the benchmark's own bookkeeping).
+ */
+function machineUse(n: number): () => string {
+  const ticks = cpuTicks();
+  const cpu = process.cpuUsage();
+  return () => {
+    const after = cpuTicks();
+    const idle = (after.idle - ticks.idle) / (after.total - ticks.total);
+    const used = process.cpuUsage(cpu);
+    const idleNote = Number.isFinite(idle) ? `machine idle ${(idle * 100).toFixed(0)} %; ` : '';
+    return `; ${idleNote}load generator CPU ${Math.round((used.user + used.system) / n)} µs per message`;
+  };
 }
 
 /**
@@ -531,6 +556,7 @@ async function benchEndToEnd(
     }
     const all = sink.received(n);
     const start = performance.now();
+    const use = machineUse(n);
     const cpuStart = ferry.cpuSeconds();
     const threadsStart = ferry.threadCpuSeconds();
     const dbStart = storage === 'postgres' ? postgresServerCpuSeconds() : undefined;
@@ -551,6 +577,7 @@ async function benchEndToEnd(
     });
     await all;
     const seconds = (performance.now() - start) / 1000;
+    const used = use();
     const cpu = ferry.cpuSeconds() - cpuStart;
     const dbMicros = dbStart === undefined ? undefined : serverMicros(dbStart, n);
     printThreadCpu(ferry, threadsStart, n);
@@ -568,7 +595,8 @@ async function benchEndToEnd(
       detail:
         `all received after ${seconds.toFixed(2)} s; publishing took ` +
         `${publishSeconds.toFixed(2)} s; Ferry's CPU ${Math.round((cpu / n) * 1e6)} µs per message` +
-        serverNote(dbMicros),
+        serverNote(dbMicros) +
+        used,
     };
   } finally {
     await ferry.stop();
@@ -709,6 +737,7 @@ async function benchPeerEndToEnd(kind: PeerKind, n: number): Promise<E2eRun> {
     }
     const all = sink.received(n);
     const start = performance.now();
+    const use = machineUse(n);
     const cpuStart = peer.cpuSeconds();
     const dbStart = kind.storage === 'postgres' ? postgresServerCpuSeconds() : undefined;
     const url = `${sink.url}/e2e`;
@@ -719,6 +748,7 @@ async function benchPeerEndToEnd(kind: PeerKind, n: number): Promise<E2eRun> {
     });
     await all;
     const seconds = (performance.now() - start) / 1000;
+    const used = use();
     const cpu = peer.cpuSeconds() - cpuStart;
     const dbMicros = dbStart === undefined ? undefined : serverMicros(dbStart, n);
     return {
@@ -732,7 +762,8 @@ async function benchPeerEndToEnd(kind: PeerKind, n: number): Promise<E2eRun> {
       detail:
         `all received after ${seconds.toFixed(2)} s; adding took ${addSeconds.toFixed(2)} s; ` +
         `${kind.cpu} CPU ${Math.round((cpu / n) * 1e6)} µs per message` +
-        serverNote(dbMicros),
+        serverNote(dbMicros) +
+        used,
     };
   } finally {
     await peer.stop();
