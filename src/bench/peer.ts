@@ -57,26 +57,55 @@ export function processCpuSeconds(pid: number | undefined): number {
  * where /proc is not readable; 0 when the server runs elsewhere.
  */
 export function postgresServerCpuSeconds(): number {
+  let ticks = 0;
+  for (const { stat } of postgresProcesses()) {
+    // utime, stime, cutime and cstime: fields 14 to 17 of stat(5).
+    const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+    ticks += [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]), 0);
+  }
+  return ticks / 100;
+}
+
+/** Every `postgres` process on this machine and its /proc stat line; empty without /proc. */
+function postgresProcesses(): { pid: number; stat: string }[] {
   let entries: string[];
   try {
     entries = readdirSync('/proc');
   } catch {
-    return NaN;
+    return [];
   }
-  let ticks = 0;
+  const found: { pid: number; stat: string }[] = [];
   for (const entry of entries) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
       if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== 'postgres') continue;
-      // utime, stime, cutime and cstime: fields 14 to 17 of stat(5).
-      const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
-      ticks += [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]), 0);
+      found.push({ pid: Number(entry), stat });
     } catch {
       // The process ended meanwhile.
     }
   }
-  return ticks / 100;
+  return found;
+}
+
+/** The ids of the `postgres` processes running now (see postgresRunNanos). */
+export const postgresPids = (): number[] => postgresProcesses().map((p) => p.pid);
+
+/**
+ * Nanoseconds the processes `pids` have run on a CPU so far (`/proc/<pid>/schedstat`, exact
+ * where the tick-counted stat(5) times step by 10 ms): for splitting the server's work between
+ * steps a millisecond or two long. A process that ended counts 0.
+ */
+export function postgresRunNanos(pids: readonly number[]): number {
+  let nanos = 0;
+  for (const pid of pids) {
+    try {
+      nanos += Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  return nanos;
 }
 
 /**

@@ -1143,13 +1143,19 @@ async function benchStorage(
       const all = runs.get(label) ?? [];
       const pick = (key: keyof StorageRun): number =>
         median(all.map((r) => r[key] ?? NaN).filter((x) => !Number.isNaN(x)));
-      const server = storage === 'postgres' ? pick('server') : undefined;
       const summary: StorageRun = {
         publish: pick('publish'),
         claim: pick('claim'),
         finish: pick('finish'),
         total: pick('total'),
-        ...(server === undefined ? {} : { server }),
+        ...(storage === 'postgres'
+          ? {
+              server: pick('server'),
+              serverPublish: pick('serverPublish'),
+              serverClaim: pick('serverClaim'),
+              serverFinish: pick('serverFinish'),
+            }
+          : {}),
       };
       push(
         {
