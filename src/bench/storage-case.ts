@@ -1,8 +1,8 @@
 /**
  * The storage case (`--case storage`): the storage work of a delivered message, without HTTP,
  * the engine or the delivery thread, in this process. Each round publishes BATCH messages with
- * their CREATED events in one transaction (the publisher's write), claims them (`messageClaimDue`)
- * and finishes them (`messageFinishMany`: the fenced delete and the merged ACTIVE and DELIVERED
+ * their CREATED events in one transaction (the publisher's write), claims them as the engine does
+ * (`messageClaimDueLimited`, under the default plans' `max_global_parallelism`) and finishes them (`messageFinishMany`: the fenced delete and the merged ACTIVE and DELIVERED
  * rows, the outcome writer's usual write). The figures are this process's CPU per message for
  * each step (all its threads: the SQLite driver's fsyncs run on libuv's pool) and, on
  * PostgreSQL, the server's.
@@ -22,6 +22,12 @@ import { postgresPids, postgresRunNanos, postgresServerCpuSeconds } from './peer
 
 /** Messages per transaction, claim and finish: about what the group commit batches under load. */
 const BATCH = 50;
+
+/**
+ * The default plans' `max_global_parallelism`, which the engine's claim keeps every account
+ * within (on PostgreSQL by counting the account's leases in the claim's statement).
+ */
+const MAX_IN_FLIGHT_BY_PLAN = { free: 100, paid: 1_000 };
 
 /** The modules of one build this case uses (this build's, or `--baseline`'s). */
 interface Build {
@@ -136,8 +142,14 @@ export async function runStorage(
         ex.transaction((tx) => tx.messagePublishMany({ messages, events })),
       );
       const at = Math.floor(now);
-      const claimed = await timed('claim', () =>
-        ex.messageClaimDue({ now: at, limit: BATCH, leaseUntil: at + 30_000 }),
+      const { messages: claimed } = await timed('claim', () =>
+        ex.messageClaimDueLimited({
+          now: at,
+          limit: BATCH,
+          leaseUntil: at + 30_000,
+          maxInFlightByPlan: MAX_IN_FLIGHT_BY_PLAN,
+          originRooms: [],
+        }),
       );
       const finished = claimed.map((m) => ({
         lease: { id: m.id, leaseToken: m.leaseToken },
