@@ -4,14 +4,12 @@
  * base64 fields, truncation, errors without a response, and signatures (ours and QStash's
  * Receiver). Time is a manual clock; the engine is driven by `runOnce()`.
  */
-import { writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Receiver as UpstashReceiver } from '@upstash/qstash';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/core/clock.js';
 import { Receiver } from '../src/sdk/index.js';
 import { STORAGES, startFerry, type TestFerry, type TestFerryOptions } from './helpers/ferry.js';
+import { planArgs } from './helpers/limits.js';
 import { startReceiver, type Receiver as Destination } from './helpers/receiver.js';
 
 type Json = Record<string, unknown>;
@@ -219,9 +217,7 @@ describe.each(STORAGES)('on %s', (storage) => {
   });
 
   it('the response body in the callback is truncated at max_message_size', async () => {
-    const plans = join(tmpdir(), `ferry-plans-${process.pid}-${Date.now()}.json`);
-    writeFileSync(plans, JSON.stringify({ paid: { max_message_size: 1000 } }));
-    await start({ args: ['--plans-file', plans] });
+    await start({ args: planArgs({ paid: { max_message_size: 1000 } }) });
     const big = Buffer.alloc(5000, 'a');
     big.write('HEAD', 0);
     dest.respond(() => ({ status: 200, body: big }));
