@@ -57,8 +57,10 @@ export function processCpuSeconds(pid: number | undefined): number {
  * where /proc is not readable; 0 when the server runs elsewhere.
  */
 export function postgresServerCpuSeconds(): number {
+  const processes = postgresProcesses();
+  if (processes === undefined) return NaN;
   let ticks = 0;
-  for (const { stat } of postgresProcesses()) {
+  for (const { stat } of processes) {
     // utime, stime, cutime and cstime: fields 14 to 17 of stat(5).
     const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
     ticks += [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]), 0);
@@ -66,13 +68,13 @@ export function postgresServerCpuSeconds(): number {
   return ticks / 100;
 }
 
-/** Every `postgres` process on this machine and its /proc stat line; empty without /proc. */
-function postgresProcesses(): { pid: number; stat: string }[] {
+/** Every `postgres` process on this machine and its /proc stat line; undefined without /proc. */
+function postgresProcesses(): { pid: number; stat: string }[] | undefined {
   let entries: string[];
   try {
     entries = readdirSync('/proc');
   } catch {
-    return [];
+    return undefined;
   }
   const found: { pid: number; stat: string }[] = [];
   for (const entry of entries) {
@@ -89,7 +91,7 @@ function postgresProcesses(): { pid: number; stat: string }[] {
 }
 
 /** The ids of the `postgres` processes running now (see postgresRunNanos). */
-export const postgresPids = (): number[] => postgresProcesses().map((p) => p.pid);
+export const postgresPids = (): number[] => (postgresProcesses() ?? []).map((p) => p.pid);
 
 /**
  * Nanoseconds the processes `pids` have run on a CPU so far (`/proc/<pid>/schedstat`, exact
