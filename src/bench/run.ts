@@ -1148,9 +1148,9 @@ async function benchStorage(
         claim: pick('claim'),
         finish: pick('finish'),
         total: pick('total'),
-        ...(storage === 'postgres'
+        ...(storage === 'postgres' ? { server: pick('server') } : {}),
+        ...(all.some((r) => r.serverPublish !== undefined)
           ? {
-              server: pick('server'),
               serverPublish: pick('serverPublish'),
               serverClaim: pick('serverClaim'),
               serverFinish: pick('serverFinish'),

@@ -178,9 +178,12 @@ export async function runStorage(
     };
     if (postgres) {
       run.server = ((postgresServerCpuSeconds() - serverStart) / n) * 1e6;
-      run.serverPublish = server.publish / 1000 / n;
-      run.serverClaim = server.claim / 1000 / n;
-      run.serverFinish = server.finish / 1000 / n;
+      // No split where the server's processes cannot be seen (no /proc, or a remote server).
+      if (pids.length > 0) {
+        run.serverPublish = server.publish / 1000 / n;
+        run.serverClaim = server.claim / 1000 / n;
+        run.serverFinish = server.finish / 1000 / n;
+      }
     }
     return run;
   } finally {
