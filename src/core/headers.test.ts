@@ -29,6 +29,20 @@ describe('canonicalHeaderName', () => {
   ])('%j → %j', (name, canonical) => {
     expect(canonicalHeaderName(name)).toBe(canonical);
   });
+
+  it('answers the same for names seen before, past the cache bounds on count and length', () => {
+    // Names are cached; the cache starts over after 1,024 and skips names over 64 characters.
+    const long = `x-${'long-'.repeat(20)}name`;
+    const expectLong = `X-${'Long-'.repeat(20)}Name`;
+    for (let round = 0; round < 2; round++) {
+      for (let i = 0; i < 3_000; i++) {
+        expect(canonicalHeaderName(`x-custom-${i}`)).toBe(`X-Custom-${i}`);
+      }
+      expect(canonicalHeaderName(long)).toBe(expectLong);
+      expect(canonicalHeaderName('content-TYPE')).toBe('Content-Type');
+      expect(canonicalHeaderName('bad name')).toBe('bad name');
+    }
+  });
 });
 
 describe('headerGet / headerValues', () => {
