@@ -776,3 +776,15 @@ describe('URL group default headers', () => {
     ).toThrow(/invalid Svc-Retries "many"/);
   });
 });
+
+describe('a setting sent with no value', () => {
+  // A header map may hold an empty list (a batch entry's or a URL group's headers): the setting
+  // is present and empty, and refused as such, not taken as absent.
+  it.each([
+    ['svc-retries', /invalid Svc-Retries ""/],
+    ['svc-method', /invalid Svc-Method ""/],
+    ['svc-callback', /invalid Svc-Callback ""/],
+  ])('%s: [] is refused naming the setting', (name, message) => {
+    expect(() => parse({ headers: { [name]: [] } })).toThrow(message);
+  });
+});

@@ -259,7 +259,8 @@ function collectInput(
     settings,
     setting: (lower) => {
       const values = settings.get(lower);
-      return values === undefined || values.length > 1 ? values?.join(', ') : values[0];
+      // One value, the usual case, as is; an empty list is present and empty, as join makes it.
+      return values?.length === 1 ? values[0] : values?.join(', ');
     },
   };
 }
@@ -357,6 +358,13 @@ function forwardedHeaders(prefix: string, input: Input, headerForward: boolean):
 
 // ---- callbacks -------------------------------------------------------------------------------
 
+/** The suffixes every publish looks for, per kind of callback: written once, not per publish. */
+const CALLBACK_OWN = { Callback: 'Callback-', 'Failure-Callback': 'Failure-Callback-' } as const;
+const CALLBACK_FORWARD = {
+  Callback: 'Callback-Forward-',
+  'Failure-Callback': 'Failure-Callback-Forward-',
+} as const;
+
 /**
  * `<P>-<kind>: <url>` with `<P>-<kind>-Forward-*`, `-Method`, `-Timeout`, `-Retries`,
  * `-Retry-Delay` and `-Delay`, validated like their publish counterparts. Settings without the
@@ -373,8 +381,8 @@ function parseCallback(
   const get = (suffix: string): string | undefined =>
     input.setting(names(`${kind}-${suffix}`).lower);
   const urlText = input.setting(lowerBase);
-  const forwardPrefix = names(`${kind}-Forward-`).lower;
-  const ownPrefix = names(`${kind}-`).lower;
+  const forwardPrefix = names(CALLBACK_FORWARD[kind]).lower;
+  const ownPrefix = names(CALLBACK_OWN[kind]).lower;
   // `<P>-Callback-…` names are not `<P>-Failure-Callback-…` ones, and the other way round.
   const own: string[] = [];
   for (const lower of input.settings.keys()) if (lower.startsWith(ownPrefix)) own.push(lower);
