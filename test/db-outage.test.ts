@@ -8,7 +8,8 @@
  * deliveries resume on their own, every acknowledged message is delivered, and no publish
  * answered "nothing was stored" is.
  */
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import { chownSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
@@ -47,10 +48,15 @@ const skipReason = !bin
     : undefined;
 if (skipReason) console.log(`db-outage.test.ts skipped: ${skipReason}`);
 
-function pg(tool: string, args: string[]): string {
+/**
+ * Runs one of PostgreSQL's tools. Asynchronous on purpose: `pg_ctl -w` waits seconds for the
+ * server, and a blocked event loop would stall the publishers' requests and add that wait to the
+ * answer times the test measures.
+ */
+async function pg(tool: string, args: string[]): Promise<void> {
   const path = join(bin as string, tool);
   const [cmd, full] = asRoot ? ['runuser', ['-u', 'postgres', '--', path, ...args]] : [path, args];
-  return execFileSync(cmd, full, { stdio: ['ignore', 'pipe', 'pipe'] }).toString();
+  await promisify(execFile)(cmd, full);
 }
 
 async function freePort(): Promise<number> {
@@ -90,7 +96,7 @@ describe.skipIf(skipReason !== undefined)('PostgreSQL restarted under load', () 
     }
     await receiver?.close();
     try {
-      stop();
+      await stop();
     } catch {
       // already stopped
     }
@@ -113,9 +119,9 @@ describe.skipIf(skipReason !== undefined)('PostgreSQL restarted under load', () 
     { timeout: 240_000 },
     async () => {
       if (asRoot) chownSync(dir, runAs as number, runAs as number);
-      pg('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync']);
+      await pg('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync']);
       port = await freePort();
-      start();
+      await start();
       const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
       receiver = await startReceiver();
       // The built server as a user runs it: a crash during the outage is an exit, not hidden.
@@ -183,10 +189,10 @@ describe.skipIf(skipReason !== undefined)('PostgreSQL restarted under load', () 
       await receiver.waitFor(20, 30_000);
       // 1. The server shuts down (connections closed, then refused) for 3 s.
       phase = 'stopped';
-      stop();
+      await stop();
       await new Promise((r) => setTimeout(r, 3_000));
       const readyStopped = await ready();
-      start();
+      await start();
       phase = 'after';
       await ackedSoon(20);
 
