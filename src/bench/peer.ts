@@ -51,6 +51,20 @@ export function processCpuSeconds(pid: number | undefined): number {
 }
 
 /**
+ * Bytes a process has caused to be written to storage so far (`write_bytes` of /proc/<pid>/io,
+ * Linux: counted as pages are dirtied, so a file rewritten in the page cache counts each time);
+ * NaN where there is none.
+ */
+export function processWriteBytes(pid: number | undefined): number {
+  try {
+    const line = /^write_bytes: (\d+)$/m.exec(readFileSync(`/proc/${pid}/io`, 'utf8'));
+    return line ? Number(line[1]) : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
+/**
  * CPU seconds (user + system) of every `postgres` process on this machine, with what the ones
  * that exited left in their parent's count (a backend that ends is added to the postmaster's):
  * the server's work, whoever asked for it, so only meaningful while nothing else uses it. NaN

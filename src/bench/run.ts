@@ -56,6 +56,7 @@ import { openSqliteDriver } from '../storage/sqlite/sqlite-driver.js';
 import {
   postgresServerCpuSeconds,
   processCpuSeconds,
+  processWriteBytes,
   threadCpuSeconds,
   redisAvailable,
   startPeer,
@@ -207,6 +208,8 @@ interface Running {
   cpuSeconds(): number;
   /** The same by thread name (see threadCpuSeconds). */
   threadCpuSeconds(): Map<string, number>;
+  /** Bytes Ferry's process has written to storage so far (processWriteBytes). */
+  writtenBytes(): number;
   stop(): Promise<void>;
 }
 
@@ -349,6 +352,7 @@ async function startFerry(
     ...creds,
     cpuSeconds: () => processCpuSeconds(proc.pid),
     threadCpuSeconds: () => threadCpuSeconds(proc.pid),
+    writtenBytes: () => processWriteBytes(proc.pid),
     async stop() {
       const exited = new Promise((r) => proc.on('exit', r));
       proc.kill('SIGTERM');
@@ -559,6 +563,7 @@ async function benchEndToEnd(
     const use = machineUse(n);
     const cpuStart = ferry.cpuSeconds();
     const threadsStart = ferry.threadCpuSeconds();
+    const writtenStart = ferry.writtenBytes();
     const dbStart = storage === 'postgres' ? postgresServerCpuSeconds() : undefined;
     const { seconds: publishSeconds } = await publishMany({
       ferry,
@@ -596,12 +601,24 @@ async function benchEndToEnd(
         `all received after ${seconds.toFixed(2)} s; publishing took ` +
         `${publishSeconds.toFixed(2)} s; Ferry's CPU ${Math.round((cpu / n) * 1e6)} µs per message` +
         serverNote(dbMicros) +
+        writtenNote(ferry, writtenStart, n) +
         used,
     };
   } finally {
     await ferry.stop();
     await sink.stop();
   }
+}
+
+/**
+ * `; its disk writes N KB per message` since `start` (SQLite's WAL and checkpoints; PostgreSQL's
+ * are the server's), or nothing where /proc/<pid>/io cannot be read.
+ */
+function writtenNote(ferry: Running, start: number, n: number): string {
+  const bytes = ferry.writtenBytes() - start;
+  return Number.isFinite(bytes)
+    ? `; its disk writes ${(bytes / n / 1024).toFixed(1)} KB per message`
+    : '';
 }
 
 /**
@@ -654,6 +671,7 @@ async function benchLatency(
     const cold = await measure(Math.min(n, rate * WARM_UP_SECONDS));
     const cpuStart = ferry.cpuSeconds();
     const threadsStart = ferry.threadCpuSeconds();
+    const writtenStart = ferry.writtenBytes();
     const delays = await measure(n);
     const cpuMicros = ((ferry.cpuSeconds() - cpuStart) / n) * 1e6;
     const mainMicros = printThreadCpu(ferry, threadsStart, n);
@@ -667,7 +685,8 @@ async function benchLatency(
       detail:
         `max ${ms(delays[delays.length - 1] ?? NaN)} over ${seconds} s, after a ` +
         `${WARM_UP_SECONDS} s warm-up (warm-up p99 ${ms(percentile(cold, 99))}); Ferry's CPU ` +
-        `${Math.round(cpuMicros)} µs per message, its main thread ${Math.round(mainMicros)}`,
+        `${Math.round(cpuMicros)} µs per message, its main thread ${Math.round(mainMicros)}` +
+        writtenNote(ferry, writtenStart, n),
     };
   } finally {
     await ferry.stop();
