@@ -44,6 +44,12 @@ export interface FerryOptions {
   /** A driver to use instead of the one the config names (tests). */
   driver?: Driver;
   dispatcher?: Dispatcher;
+  /**
+   * Opens a few database connections before serving (`Driver.openConnections`), so that the first
+   * burst of requests does not wait for each to connect. `ferry start` sets it; tests and embedded
+   * uses, which start many instances on one server, leave it off.
+   */
+  openConnections?: boolean;
 }
 
 export interface Ferry {
@@ -119,6 +125,8 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
   const secrets = new SecretBox(loadSecretKey(config));
   const driver = options.driver ?? openDriver(config, logger);
   await driver.migrate();
+  // Only a head start: a connection that fails to open now is opened later, as it would have been.
+  if (options.openConnections) await driver.openConnections?.().catch(() => undefined);
   const metrics = new PrometheusMetrics({ accountLabel: config.metricsAccountLabel });
   // An own property of the driver's executor, so the due-time watch below wraps the timed one.
   timeCommits(driver.executor, metrics);

@@ -136,7 +136,7 @@ export async function start(config: Config): Promise<void> {
     survivePostgresNullSocketWrite(logger);
     survivePostgresTypeFetchFailure(logger);
   }
-  const ferry = await createFerry({ config, logger });
+  const ferry = await createFerry({ config, logger, openConnections: true });
 
   // Handlers go in before the port opens, so a signal that arrives as soon as the banner is
   // out (or even earlier) still stops Ferry gracefully.

@@ -948,6 +948,11 @@ export interface Driver {
    */
   backup?(path: string): Promise<void>;
   /**
+   * Opens a few of the connections a serving node will need at once, so that its first requests
+   * do not each wait for one (PostgreSQL; a server start calls it after `migrate`).
+   */
+  openConnections?(): Promise<void>;
+  /**
    * Readiness: true while storage has no room to write, that is while the last write failed
    * for lack of space (SQLite's `SQLITE_FULL`: the disk, or `--sqlite-max-size`) and none has
    * succeeded since. PostgreSQL leaves it out: its disk-full errors reach the requests that

@@ -24,7 +24,7 @@ import { listMigrationFiles } from '../migrate-files.js';
 import type { Driver, Executor, MessageClaimDueLimitedResult } from '../driver.js';
 import { chunkByBytes } from './postgres-batch.js';
 import { CLAIM_LOCK_CLASS } from './postgres-messages.js';
-import { openPostgresDriver } from './postgres-driver.js';
+import { WARM_CONNECTIONS, WARM_FIXED_CONNECTIONS, openPostgresDriver } from './postgres-driver.js';
 import { quoteIdentifier } from './postgres-migrate.js';
 import { wakeChannelOf } from './postgres-wake.js';
 
@@ -67,6 +67,34 @@ if (url) {
     it.skip('needs TEST_DATABASE_URL (a PostgreSQL 13+ database)', () => {});
   });
 }
+
+describe.skipIf(!url)('postgres driver: connections opened before they are needed', () => {
+  it('opens a few connections of each pool at a server start, not before', async () => {
+    // A name of this driver's own, to find its connections among everyone else's.
+    const name = `ferry_open_${randomBytes(4).toString('hex')}`;
+    const named = new URL(url ?? '');
+    named.searchParams.set('application_name', name);
+    const schema = newSchemaName();
+    const driver = openPostgresDriver({ url: named.href, schema });
+    const admin = postgres(url ?? '', { max: 1, onnotice: () => {} });
+    const open = async (): Promise<number> => {
+      const [row] = await admin<{ n: number }[]>`
+        SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = ${name}`;
+      return row?.n ?? 0;
+    };
+    try {
+      await driver.migrate();
+      const afterMigrate = await open();
+      await driver.openConnections?.();
+      expect(afterMigrate).toBeLessThan(WARM_CONNECTIONS + WARM_FIXED_CONNECTIONS);
+      expect(await open()).toBeGreaterThanOrEqual(WARM_CONNECTIONS + WARM_FIXED_CONNECTIONS);
+    } finally {
+      await driver.close();
+      await admin.end({ timeout: 5 });
+      await dropSchema(schema);
+    }
+  });
+});
 
 describe.skipIf(!url)('postgres driver on a shared schema', () => {
   const schema = newSchemaName();

@@ -445,6 +445,14 @@ function savepointOf(tx: postgres.TransactionSql): Begin {
   return async (fn) => (await tx.savepoint(async (sp) => ({ value: await fn(sp) }))).value;
 }
 
+/**
+ * Connections `openConnections` opens at a server's start: the first second of a burst otherwise
+ * waits for each of them (connect, authenticate, the package's type query). A few, not the pools'
+ * whole size, so that a fleet of quiet nodes holds few of the server's `max_connections`.
+ */
+export const WARM_CONNECTIONS = 3;
+export const WARM_FIXED_CONNECTIONS = 2;
+
 /** How long close() waits for pending operations, then for connections to end. */
 const CLOSE_TIMEOUT_SEC = 5;
 
@@ -548,6 +556,12 @@ export function openPostgresDriver(options: PostgresDriverOptions): Driver {
         done = true;
         await subscription.unlisten();
       };
+    },
+    async openConnections() {
+      // Concurrent statements make the package open a connection for each (up to its max).
+      const open = (pool: postgres.Sql, n: number) =>
+        Array.from({ length: n }, () => track(pool`SELECT 1`.execute(), true));
+      await Promise.all([...open(sql, WARM_CONNECTIONS), ...open(fixed, WARM_FIXED_CONNECTIONS)]);
     },
     async notifyWake(dueAt) {
       await track(sql.notify(wakeChannel, dueAt === undefined ? '' : String(Math.trunc(dueAt))));
