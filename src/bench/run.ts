@@ -601,7 +601,7 @@ async function benchEndToEnd(
         `all received after ${seconds.toFixed(2)} s; publishing took ` +
         `${publishSeconds.toFixed(2)} s; Ferry's CPU ${Math.round((cpu / n) * 1e6)} µs per message` +
         serverNote(dbMicros) +
-        writtenNote(ferry, writtenStart, n) +
+        writtenNote(storage, ferry, writtenStart, n) +
         used,
     };
   } finally {
@@ -611,10 +611,16 @@ async function benchEndToEnd(
 }
 
 /**
- * `; its disk writes N KB per message` since `start` (SQLite's WAL and checkpoints; PostgreSQL's
- * are the server's), or nothing where /proc/<pid>/io cannot be read.
+ * `; its disk writes N KB per message` since `start` (SQLite's WAL and checkpoints), or nothing on
+ * PostgreSQL (the server writes, not Ferry) and where /proc/<pid>/io cannot be read.
  */
-function writtenNote(ferry: Running, start: number, n: number): string {
+function writtenNote(
+  storage: 'sqlite' | 'postgres',
+  ferry: Running,
+  start: number,
+  n: number,
+): string {
+  if (storage !== 'sqlite') return '';
   const bytes = ferry.writtenBytes() - start;
   return Number.isFinite(bytes)
     ? `; its disk writes ${(bytes / n / 1024).toFixed(1)} KB per message`
@@ -686,7 +692,7 @@ async function benchLatency(
         `max ${ms(delays[delays.length - 1] ?? NaN)} over ${seconds} s, after a ` +
         `${WARM_UP_SECONDS} s warm-up (warm-up p99 ${ms(percentile(cold, 99))}); Ferry's CPU ` +
         `${Math.round(cpuMicros)} µs per message, its main thread ${Math.round(mainMicros)}` +
-        writtenNote(ferry, writtenStart, n),
+        writtenNote(storage, ferry, writtenStart, n),
     };
   } finally {
     await ferry.stop();
