@@ -425,6 +425,10 @@ function percentile(sorted: number[], p: number): number {
 
 const ms = (x: number): string => `${x.toFixed(1)} ms`;
 
+/** The middle value (the upper one of an even count); NaN for none. */
+const median = (xs: number[]): number =>
+  [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+
 /**
  * Runs `send(0)` … `send(n − 1)` from `concurrency` workers, each send after the one before it
  * on that worker; with `paceMs`, send i starts no earlier than i × paceMs after the start.
@@ -649,7 +653,7 @@ async function benchLatency(
   seconds: number,
   store?: Store,
   main?: string,
-): Promise<Row & { p50: number; p99: number }> {
+): Promise<LatencyRun> {
   const n = rate * seconds;
   const sink = await startSink();
   const ferry = await startFerry(storage, [], store, main);
@@ -678,13 +682,17 @@ async function benchLatency(
     const cpuStart = ferry.cpuSeconds();
     const threadsStart = ferry.threadCpuSeconds();
     const writtenStart = ferry.writtenBytes();
+    const dbStart = storage === 'postgres' ? postgresServerCpuSeconds() : undefined;
     const delays = await measure(n);
     const cpuMicros = ((ferry.cpuSeconds() - cpuStart) / n) * 1e6;
+    const dbMicros = dbStart === undefined ? undefined : serverMicros(dbStart, n);
     const mainMicros = printThreadCpu(ferry, threadsStart, n);
     return {
       storage,
       case: `publish→receive latency at ${rate} msg/s`,
       n,
+      cpuMicros,
+      ...(dbMicros === undefined ? {} : { dbMicros }),
       p50: percentile(delays, 50),
       p99: percentile(delays, 99),
       result: `p50 ${ms(percentile(delays, 50))}, p99 ${ms(percentile(delays, 99))}`,
@@ -692,6 +700,7 @@ async function benchLatency(
         `max ${ms(delays[delays.length - 1] ?? NaN)} over ${seconds} s, after a ` +
         `${WARM_UP_SECONDS} s warm-up (warm-up p99 ${ms(percentile(cold, 99))}); Ferry's CPU ` +
         `${Math.round(cpuMicros)} µs per message, its main thread ${Math.round(mainMicros)}` +
+        serverNote(dbMicros) +
         writtenNote(storage, ferry, writtenStart, n),
     };
   } finally {
@@ -729,8 +738,17 @@ const graphilePeer = (databaseUrl: string): PeerKind => ({
   start: () => startGraphilePeer(databaseUrl, PEER_CONCURRENCY),
 });
 
-/** One end-to-end run; `dbMicros`: the PostgreSQL server's CPU per message, where it served. */
-type E2eRun = Row & { rate: number; cpuMicros: number; dbMicros?: number };
+/** What a run measured of CPU: per message, and the PostgreSQL server's where it served (µs). */
+interface CpuUse {
+  cpuMicros: number;
+  dbMicros?: number;
+}
+
+/** One end-to-end run. */
+type E2eRun = Row & CpuUse & { rate: number };
+
+/** One latency run at a steady rate. */
+type LatencyRun = Row & CpuUse & { p50: number; p99: number };
 
 /** The PostgreSQL server's CPU per message since `start` (postgresServerCpuSeconds), µs. */
 const serverMicros = (start: number, n: number): number =>
@@ -744,6 +762,20 @@ const serverNote = (micros: number | undefined): string =>
   micros === undefined || Number.isNaN(micros)
     ? ''
     : `; PostgreSQL server CPU ${Math.round(micros)} µs per message`;
+
+/**
+ * A summary row's CPU: the median of its runs' CPU per message (`who`: whose), each run's, and
+ * the PostgreSQL server's median where it served.
+ */
+function cpuSummary(who: string, list: readonly CpuUse[]): string {
+  const server =
+    list[0]?.dbMicros === undefined ? undefined : median(list.map((r) => r.dbMicros ?? NaN));
+  return (
+    `${who} CPU ${Math.round(median(list.map((r) => r.cpuMicros)))} µs per message (median; ` +
+    `runs ${list.map((r) => Math.round(r.cpuMicros)).join(', ')})` +
+    serverNote(server)
+  );
+}
 
 /** The end-to-end case with a peer: N jobs added from E2E_PUBLISHERS concurrent callers. */
 async function benchPeerEndToEnd(kind: PeerKind, n: number): Promise<E2eRun> {
@@ -801,7 +833,7 @@ async function benchPeerLatency(
   kind: PeerKind,
   rate: number,
   seconds: number,
-): Promise<Row & { p50: number; p99: number }> {
+): Promise<LatencyRun> {
   const n = rate * seconds;
   const sink = await startSink();
   const peer = await kind.start();
@@ -821,17 +853,25 @@ async function benchPeerLatency(
   };
   try {
     const cold = await measure(Math.min(n, rate * WARM_UP_SECONDS));
+    const cpuStart = peer.cpuSeconds();
+    const dbStart = kind.storage === 'postgres' ? postgresServerCpuSeconds() : undefined;
     const delays = await measure(n);
+    const cpuMicros = ((peer.cpuSeconds() - cpuStart) / n) * 1e6;
+    const dbMicros = dbStart === undefined ? undefined : serverMicros(dbStart, n);
     return {
       storage: kind.name,
       case: `add→receive latency at ${rate} msg/s`,
       n,
+      cpuMicros,
+      ...(dbMicros === undefined ? {} : { dbMicros }),
       p50: percentile(delays, 50),
       p99: percentile(delays, 99),
       result: `p50 ${ms(percentile(delays, 50))}, p99 ${ms(percentile(delays, 99))}`,
       detail:
         `max ${ms(delays[delays.length - 1] ?? NaN)} over ${seconds} s, after a ` +
-        `${WARM_UP_SECONDS} s warm-up (warm-up p99 ${ms(percentile(cold, 99))})`,
+        `${WARM_UP_SECONDS} s warm-up (warm-up p99 ${ms(percentile(cold, 99))}); ` +
+        `${kind.cpu} CPU ${Math.round(cpuMicros)} µs per message` +
+        serverNote(dbMicros),
     };
   } finally {
     await peer.stop();
@@ -1212,8 +1252,6 @@ async function main(): Promise<void> {
   const picked = storages.filter((s) => !only || s === only);
   const e2eN = Math.round(20_000 * scale);
   const latencySeconds = quick ? 4 : 10;
-  const median = (xs: number[]): number =>
-    [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
   const push = (r: Row, before: ReturnType<typeof cpuTicks>): void => {
     r.detail += `; steal ${stealShare(before, cpuTicks())}`;
     console.error(`${r.storage} | ${r.case}: ${r.result} (${r.detail})`);
@@ -1279,21 +1317,14 @@ async function main(): Promise<void> {
             result: `${Math.round(rate).toLocaleString('en')} messages/s${ratio}`,
             detail:
               `runs ${list.map((r) => Math.round(r.rate)).join(', ')}; ` +
-              `${isPeer(key)?.cpu ?? "Ferry's"} CPU ` +
-              `${Math.round(median(list.map((r) => r.cpuMicros)))} µs per message (median; ` +
-              `runs ${list.map((r) => Math.round(r.cpuMicros)).join(', ')})` +
-              serverNote(
-                list[0]?.dbMicros === undefined
-                  ? undefined
-                  : median(list.map((r) => r.dbMicros ?? NaN)),
-              ),
+              cpuSummary(isPeer(key)?.cpu ?? "Ferry's", list),
           },
           before,
         );
       }
     }
     if (wanted('latency') && onlyCase !== 'backlog') {
-      const runs = new Map<string, (Row & { p50: number; p99: number })[]>();
+      const runs = new Map<string, LatencyRun[]>();
       const before = cpuTicks();
       for (let rep = 0; rep < REPS; rep += 1) {
         for (const storage of picked) {
@@ -1313,7 +1344,7 @@ async function main(): Promise<void> {
           runs.set(peer.name, [...(runs.get(peer.name) ?? []), r]);
         }
       }
-      const isPeer = (key: string): boolean => peers.some((p) => p.name === key);
+      const isPeer = (key: string): PeerKind | undefined => peers.find((p) => p.name === key);
       for (const [key, list] of runs) {
         const p50 = median(list.map((r) => r.p50));
         const p99 = median(list.map((r) => r.p99));
@@ -1335,7 +1366,9 @@ async function main(): Promise<void> {
             case: `${first.case}, median of ${list.length} interleaved runs`,
             n: first.n,
             result: `p50 ${ms(p50)}, p99 ${ms(p99)}${ratio}`,
-            detail: `runs (p50/p99) ${list.map((r) => `${r.p50.toFixed(1)}/${r.p99.toFixed(1)}`).join(', ')}`,
+            detail:
+              `runs (p50/p99) ${list.map((r) => `${r.p50.toFixed(1)}/${r.p99.toFixed(1)}`).join(', ')}; ` +
+              cpuSummary(isPeer(key)?.cpu ?? "Ferry's", list),
           },
           before,
         );
