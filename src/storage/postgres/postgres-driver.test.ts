@@ -298,6 +298,49 @@ describe.skipIf(!url)('postgres driver on a shared schema', () => {
     });
   });
 
+  /**
+   * Returns once another session waits for the claim lock that `tx` holds (its backend blocked on
+   * the advisory lock), checking meanwhile that `settled()`, the waiter's answer, has not come.
+   */
+  async function untilClaimLockWaiter(tx: postgres.TransactionSql, settled: () => boolean) {
+    for (;;) {
+      const [row] = await tx<{ n: number }[]>`
+        SELECT count(*)::int AS n FROM pg_locks
+        WHERE locktype = 'advisory' AND NOT granted AND classid = ${CLAIM_LOCK_CLASS}`;
+      if ((row?.n ?? 0) > 0) return;
+      expect(settled()).toBe(false);
+    }
+  }
+
+  /** A message of a new `free` account, given leased as Engine.reserve gives it. */
+  async function leasedMessage(): Promise<ClaimedMessage> {
+    await clearMessages(a.executor);
+    const account = makeAccount({ plan: 'free' });
+    await a.executor.accountInsert({ account });
+    return {
+      ...makeMessage(account.id, { dueAt: T0, createdAt: T0 }),
+      dueAt: T0 + 60_000,
+      leaseToken: randomBytes(12).toString('base64url'),
+    };
+  }
+
+  /** Runs `fn` in a transaction of another session that holds the claim lock. */
+  async function withClaimLockHeld(fn: (tx: postgres.TransactionSql) => Promise<void>) {
+    const other = postgres(url ?? '', {
+      max: 1,
+      onnotice: () => {},
+      connection: { search_path: quoteIdentifier(schema) },
+    });
+    try {
+      await other.begin(async (tx) => {
+        await tx`SELECT pg_advisory_xact_lock(${CLAIM_LOCK_CLASS}, hashtext(current_schema()))`;
+        await fn(tx);
+      });
+    } finally {
+      await other.end({ timeout: 5 });
+    }
+  }
+
   it('waits for the claim lock as a node of the previous version takes it (a rolling upgrade)', async () => {
     await clearMessages(a.executor);
     const account = makeAccount({ plan: 'free' });
@@ -321,14 +364,7 @@ describe.skipIf(!url)('postgres driver on a shared schema', () => {
           maxInFlightByPlan: { free: 4 },
         });
         void claimed.then(() => (settled = true));
-        // Waiting: its backend is blocked on the advisory lock this transaction holds.
-        for (;;) {
-          const [row] = await tx<{ n: number }[]>`
-            SELECT count(*)::int AS n FROM pg_locks
-            WHERE locktype = 'advisory' AND NOT granted AND classid = ${CLAIM_LOCK_CLASS}`;
-          if ((row?.n ?? 0) > 0) break;
-          expect(settled).toBe(false);
-        }
+        await untilClaimLockWaiter(tx, () => settled);
         expect(settled).toBe(false);
       });
       expect((await claimed)?.messages).toHaveLength(1);
@@ -364,39 +400,50 @@ describe.skipIf(!url)('postgres driver on a shared schema', () => {
     expect(claimed.map((m) => m.id)).toEqual([published[2]?.id]);
   });
 
-  it('a publish stores its messages unleased rather than wait for a busy claim lock', async () => {
-    await clearMessages(a.executor);
-    const account = makeAccount({ plan: 'free' });
-    await a.executor.accountInsert({ account });
-    const message: ClaimedMessage = {
-      ...makeMessage(account.id, { dueAt: T0, createdAt: T0 }),
-      dueAt: T0 + 60_000,
-      leaseToken: randomBytes(12).toString('base64url'),
-    };
-    const other = postgres(url ?? '', {
-      max: 1,
-      onnotice: () => {},
-      connection: { search_path: quoteIdentifier(schema) },
-    });
-    try {
-      await other.begin(async (tx) => {
-        await tx`SELECT pg_advisory_xact_lock(${CLAIM_LOCK_CLASS}, hashtext(current_schema()))`;
-        const kept = await a.executor.messagePublishMany({
-          messages: [message],
-          events: [makeEvent(message)],
-          leaseLimits: { now: T0 + 1, maxInFlightByPlan: { free: 3 } },
-        });
-        expect(kept).toEqual([]);
+  it('a publish stores its messages unleased rather than wait long for a busy claim lock', async () => {
+    const message = await leasedMessage();
+    await withClaimLockHeld(async () => {
+      // Held past the publish's wait (DEFAULT_PUBLISH_LOCK_WAIT_MS): this transaction ends only
+      // after the publish has answered.
+      const kept = await a.executor.messagePublishMany({
+        messages: [message],
+        events: [makeEvent(message)],
+        leaseLimits: { now: T0 + 1, maxInFlightByPlan: { free: 3 } },
       });
-    } finally {
-      await other.end({ timeout: 5 });
-    }
+      expect(kept).toEqual([]);
+    });
     const claimed = await b.executor.messageClaimDue({
       now: T0 + 1,
       limit: 10,
       leaseUntil: T0 + 60_000,
     });
     expect(claimed.map((m) => m.id)).toEqual([message.id]);
+  });
+
+  it('a publish waits for a claim lock held briefly, then keeps its lease', async () => {
+    const message = await leasedMessage();
+    // The wait made long enough to watch: the default is a few ms, as long as a publish holds it.
+    const c = openPostgresDriver({ url: url ?? '', schema, max: 1, publishLockWaitMs: 60_000 });
+    try {
+      let kept: Promise<string[]> | undefined;
+      let settled = false;
+      await withClaimLockHeld(async (tx) => {
+        kept = c.executor.messagePublishMany({
+          messages: [message],
+          events: [makeEvent(message)],
+          leaseLimits: { now: T0 + 1, maxInFlightByPlan: { free: 3 } },
+        });
+        void kept.then(() => (settled = true));
+        await untilClaimLockWaiter(tx, () => settled);
+        expect(settled).toBe(false);
+      });
+      expect(await kept).toEqual([message.id]);
+    } finally {
+      await c.close();
+    }
+    // Stored leased, due at its lease's end: no claim takes it.
+    const stored = await a.executor.messageGet({ accountId: message.accountId, id: message.id });
+    expect(stored?.dueAt).toBe(T0 + 60_000);
   });
 
   it('a limited claim waits for a concurrent one to commit, then counts its leases', async () => {

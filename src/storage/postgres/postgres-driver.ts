@@ -82,7 +82,20 @@ export interface PostgresDriverOptions {
    * hangs on a server that stopped answering. Migrations are not bounded.
    */
   timeoutMs?: number;
+  /**
+   * Longest wait of a publish given leases for the claim lock, ms (default
+   * {@link DEFAULT_PUBLISH_LOCK_WAIT_MS}); past it the publish stores its messages unleased, for a
+   * claim to take (migration 015). Tests lengthen it to watch a publish wait.
+   */
+  publishLockWaitMs?: number;
 }
+
+/**
+ * Default of {@link PostgresDriverOptions.publishLockWaitMs}: longer than a publish holds the lock
+ * (its statement and commit, about a millisecond), short enough that a publish behind a long
+ * claim is answered without waiting for it.
+ */
+export const DEFAULT_PUBLISH_LOCK_WAIT_MS = 5;
 
 /** Default of {@link PostgresDriverOptions.timeoutMs}. */
 export const DEFAULT_POSTGRES_TIMEOUT_MS = 5_000;
@@ -143,7 +156,12 @@ class PostgresExecutor implements Executor {
     private readonly db: Db,
     private readonly begin: Begin,
     private readonly track: Track = untracked,
-    private readonly pool?: { deadline: Deadline; hold: Track; fixed: Db },
+    private readonly pool?: {
+      deadline: Deadline;
+      hold: Track;
+      fixed: Db;
+      publishLockWaitMs: number;
+    },
   ) {}
 
   /**
@@ -247,7 +265,10 @@ class PostgresExecutor implements Executor {
       fitsOneStatement(bodies.reduce((sum, body) => sum + inlineBytes(body), 0));
     const leased = p.messages.some(isLeased);
     if (plain && leased && p.leaseLimits) {
-      return this.track(messages.publishLeased(this.db, p.messages, p.events, p.leaseLimits));
+      const waitMs = this.pool?.publishLockWaitMs ?? DEFAULT_PUBLISH_LOCK_WAIT_MS;
+      return this.track(
+        messages.publishLeased(this.db, p.messages, p.events, { ...p.leaseLimits, waitMs }),
+      );
     }
     // Leases are kept only where they can be counted (above): here the messages are stored due.
     const unleased = leased ? p.messages.map(storedUnleased) : p.messages;
@@ -541,7 +562,12 @@ export function openPostgresDriver(options: PostgresDriverOptions): Driver {
 
   return {
     name: 'postgres',
-    executor: new PostgresExecutor(sql, begin, track, { deadline, hold, fixed }),
+    executor: new PostgresExecutor(sql, begin, track, {
+      deadline,
+      hold,
+      fixed,
+      publishLockWaitMs: options.publishLockWaitMs ?? DEFAULT_PUBLISH_LOCK_WAIT_MS,
+    }),
     // A migration may legitimately run for long (an index on a large table): not bounded.
     migrate: () => hold(migratePostgres(sql, schema)),
     migrationStatus: () => track(postgresMigrationStatus(sql), true),

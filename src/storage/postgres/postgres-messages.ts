@@ -78,7 +78,7 @@ function leasedText(): string {
   publishLeasedText =
     `WITH m AS (SELECT * FROM ${insertMessages.source(1)}), ` +
     'slots AS (SELECT a.account_id, lim.max, ' +
-    'ferry_leased_count_try_locked(a.account_id, $3, $4) AS taken ' +
+    'ferry_leased_count_wait_locked(a.account_id, $3, $4, $7) AS taken ' +
     'FROM (SELECT DISTINCT account_id FROM m WHERE lease_token IS NOT NULL) a ' +
     'JOIN accounts ac ON ac.id = a.account_id ' +
     'JOIN unnest($5::text[], $6::integer[]) AS lim(plan, max) ON lim.plan = ac.plan), ' +
@@ -98,14 +98,14 @@ function leasedText(): string {
  * its account's `max_global_parallelism`, counted as the claim counts (every node's leases, under
  * the claim's advisory lock, with a snapshot from after it), and in publish order among the
  * statement's own; an account without a limit is not counted. When another transaction holds
- * the lock the publish does not wait: its messages are stored unleased. A message stored
- * unleased is due from its creation. Returns the ids stored leased.
+ * the lock longer than `waitMs`, the publish waits no more: its messages are stored unleased.
+ * A message stored unleased is due from its creation. Returns the ids stored leased.
  */
 export async function publishLeased(
   db: Db,
   messages: readonly Message[],
   events: readonly EventRecord[],
-  limits: { now: number; maxInFlightByPlan: Record<string, number> },
+  limits: { now: number; maxInFlightByPlan: Record<string, number>; waitMs: number },
 ): Promise<string[]> {
   const limited = Object.entries(limits.maxInFlightByPlan).filter(([, max]) => max > 0);
   const [row] = await db.unsafe<{ ids: string[] }[]>(
@@ -117,6 +117,7 @@ export async function publishLeased(
       CLAIM_LOCK_CLASS,
       limited.map(([plan]) => plan),
       limited.map(([, max]) => max),
+      Math.max(1, Math.round(limits.waitMs)),
     ],
     { prepare: true },
   );
