@@ -420,6 +420,35 @@ describe.skipIf(!url)('postgres driver on a shared schema', () => {
     expect(claimed.map((m) => m.id)).toEqual([message.id]);
   });
 
+  it('a publish of several accounts gives up the busy claim lock once, not once per account', async () => {
+    const first = await leasedMessage();
+    const other = makeAccount({ plan: 'free' });
+    await a.executor.accountInsert({ account: other });
+    const second: ClaimedMessage = {
+      ...makeMessage(other.id, { dueAt: T0, createdAt: T0 }),
+      dueAt: T0 + 60_000,
+      leaseToken: randomBytes(12).toString('base64url'),
+    };
+    // A wait long enough to tell one from two on a loaded machine.
+    const c = openPostgresDriver({ url: url ?? '', schema, max: 1, publishLockWaitMs: 1_000 });
+    try {
+      await withClaimLockHeld(async () => {
+        const started = performance.now();
+        const kept = await c.executor.messagePublishMany({
+          messages: [first, second],
+          events: [makeEvent(first), makeEvent(second)],
+          leaseLimits: { now: T0 + 1, maxInFlightByPlan: { free: 3 } },
+        });
+        const waited = performance.now() - started;
+        expect(kept).toEqual([]);
+        expect(waited).toBeGreaterThanOrEqual(1_000);
+        expect(waited).toBeLessThan(1_900);
+      });
+    } finally {
+      await c.close();
+    }
+  });
+
   it('a publish waits for a claim lock held briefly, then keeps its lease', async () => {
     const message = await leasedMessage();
     // The wait made long enough to watch: the default is a few ms, as long as a publish holds it.
