@@ -568,7 +568,7 @@ async function benchEndToEnd(
     const cpuStart = ferry.cpuSeconds();
     const threadsStart = ferry.threadCpuSeconds();
     const writtenStart = ferry.writtenBytes();
-    const dbStart = storage === 'postgres' ? postgresServerCpuSeconds() : undefined;
+    const server = serverCpuFrom(storage === 'postgres');
     const { seconds: publishSeconds } = await publishMany({
       ferry,
       destination: `${sink.url}/e2e`,
@@ -588,7 +588,7 @@ async function benchEndToEnd(
     const seconds = (performance.now() - start) / 1000;
     const used = use();
     const cpu = ferry.cpuSeconds() - cpuStart;
-    const dbMicros = dbStart === undefined ? undefined : serverMicros(dbStart, n);
+    const db = server(n);
     printThreadCpu(ferry, threadsStart, n);
     return {
       storage,
@@ -599,12 +599,12 @@ async function benchEndToEnd(
       n,
       rate: n / seconds,
       cpuMicros: (cpu / n) * 1e6,
-      ...(dbMicros === undefined ? {} : { dbMicros }),
+      ...db,
       result: `${Math.round(n / seconds).toLocaleString('en')} messages/s`,
       detail:
         `all received after ${seconds.toFixed(2)} s; publishing took ` +
         `${publishSeconds.toFixed(2)} s; Ferry's CPU ${Math.round((cpu / n) * 1e6)} µs per message` +
-        serverNote(dbMicros) +
+        serverNote(db.dbMicros) +
         writtenNote(storage, ferry, writtenStart, n) +
         used,
     };
@@ -682,17 +682,17 @@ async function benchLatency(
     const cpuStart = ferry.cpuSeconds();
     const threadsStart = ferry.threadCpuSeconds();
     const writtenStart = ferry.writtenBytes();
-    const dbStart = storage === 'postgres' ? postgresServerCpuSeconds() : undefined;
+    const server = serverCpuFrom(storage === 'postgres');
     const delays = await measure(n);
     const cpuMicros = ((ferry.cpuSeconds() - cpuStart) / n) * 1e6;
-    const dbMicros = dbStart === undefined ? undefined : serverMicros(dbStart, n);
+    const db = server(n);
     const mainMicros = printThreadCpu(ferry, threadsStart, n);
     return {
       storage,
       case: `publish→receive latency at ${rate} msg/s`,
       n,
       cpuMicros,
-      ...(dbMicros === undefined ? {} : { dbMicros }),
+      ...db,
       p50: percentile(delays, 50),
       p99: percentile(delays, 99),
       result: `p50 ${ms(percentile(delays, 50))}, p99 ${ms(percentile(delays, 99))}`,
@@ -700,7 +700,7 @@ async function benchLatency(
         `max ${ms(delays[delays.length - 1] ?? NaN)} over ${seconds} s, after a ` +
         `${WARM_UP_SECONDS} s warm-up (warm-up p99 ${ms(percentile(cold, 99))}); Ferry's CPU ` +
         `${Math.round(cpuMicros)} µs per message, its main thread ${Math.round(mainMicros)}` +
-        serverNote(dbMicros) +
+        serverNote(db.dbMicros) +
         writtenNote(storage, ferry, writtenStart, n),
     };
   } finally {
@@ -750,9 +750,15 @@ type E2eRun = Row & CpuUse & { rate: number };
 /** One latency run at a steady rate. */
 type LatencyRun = Row & CpuUse & { p50: number; p99: number };
 
-/** The PostgreSQL server's CPU per message since `start` (postgresServerCpuSeconds), µs. */
-const serverMicros = (start: number, n: number): number =>
-  ((postgresServerCpuSeconds() - start) / n) * 1e6;
+/**
+ * Starts counting the PostgreSQL server's CPU (postgresServerCpuSeconds) for a run that uses it;
+ * the function returned gives the run's `dbMicros`, µs per message since (none otherwise).
+ */
+function serverCpuFrom(postgresRun: boolean): (n: number) => Pick<CpuUse, 'dbMicros'> {
+  if (!postgresRun) return () => ({});
+  const start = postgresServerCpuSeconds();
+  return (n) => ({ dbMicros: ((postgresServerCpuSeconds() - start) / n) * 1e6 });
+}
 
 /**
  * The server's CPU in a row: BullMQ's figure counts Redis, so a PostgreSQL row shows its
@@ -796,7 +802,7 @@ async function benchPeerEndToEnd(kind: PeerKind, n: number): Promise<E2eRun> {
     const start = performance.now();
     const use = machineUse(n);
     const cpuStart = peer.cpuSeconds();
-    const dbStart = kind.storage === 'postgres' ? postgresServerCpuSeconds() : undefined;
+    const server = serverCpuFrom(kind.storage === 'postgres');
     const url = `${sink.url}/e2e`;
     const { seconds: addSeconds } = await drive({
       n,
@@ -807,19 +813,19 @@ async function benchPeerEndToEnd(kind: PeerKind, n: number): Promise<E2eRun> {
     const seconds = (performance.now() - start) / 1000;
     const used = use();
     const cpu = peer.cpuSeconds() - cpuStart;
-    const dbMicros = dbStart === undefined ? undefined : serverMicros(dbStart, n);
+    const db = server(n);
     return {
       storage: kind.name,
       case: `end to end (add N from ${E2E_PUBLISHERS} callers, until all received)${warmNote()}`,
       n,
       rate: n / seconds,
       cpuMicros: (cpu / n) * 1e6,
-      ...(dbMicros === undefined ? {} : { dbMicros }),
+      ...db,
       result: `${Math.round(n / seconds).toLocaleString('en')} messages/s`,
       detail:
         `all received after ${seconds.toFixed(2)} s; adding took ${addSeconds.toFixed(2)} s; ` +
         `${kind.cpu} CPU ${Math.round((cpu / n) * 1e6)} µs per message` +
-        serverNote(dbMicros) +
+        serverNote(db.dbMicros) +
         used,
     };
   } finally {
@@ -854,16 +860,16 @@ async function benchPeerLatency(
   try {
     const cold = await measure(Math.min(n, rate * WARM_UP_SECONDS));
     const cpuStart = peer.cpuSeconds();
-    const dbStart = kind.storage === 'postgres' ? postgresServerCpuSeconds() : undefined;
+    const server = serverCpuFrom(kind.storage === 'postgres');
     const delays = await measure(n);
     const cpuMicros = ((peer.cpuSeconds() - cpuStart) / n) * 1e6;
-    const dbMicros = dbStart === undefined ? undefined : serverMicros(dbStart, n);
+    const db = server(n);
     return {
       storage: kind.name,
       case: `add→receive latency at ${rate} msg/s`,
       n,
       cpuMicros,
-      ...(dbMicros === undefined ? {} : { dbMicros }),
+      ...db,
       p50: percentile(delays, 50),
       p99: percentile(delays, 99),
       result: `p50 ${ms(percentile(delays, 50))}, p99 ${ms(percentile(delays, 99))}`,
@@ -871,7 +877,7 @@ async function benchPeerLatency(
         `max ${ms(delays[delays.length - 1] ?? NaN)} over ${seconds} s, after a ` +
         `${WARM_UP_SECONDS} s warm-up (warm-up p99 ${ms(percentile(cold, 99))}); ` +
         `${kind.cpu} CPU ${Math.round(cpuMicros)} µs per message` +
-        serverNote(dbMicros),
+        serverNote(db.dbMicros),
     };
   } finally {
     await peer.stop();

@@ -300,21 +300,26 @@ describe.skipIf(!url)('postgres driver on a shared schema', () => {
 
   /**
    * Returns once another session waits for the claim lock that `tx` holds (its backend blocked on
-   * the advisory lock), checking meanwhile that `settled()`, the waiter's answer, has not come.
+   * the advisory lock of this schema: other test files' schemas have claim locks of their own),
+   * checking meanwhile that `settled()`, the waiter's answer, has not come.
    */
   async function untilClaimLockWaiter(tx: postgres.TransactionSql, settled: () => boolean) {
     for (;;) {
       const [row] = await tx<{ n: number }[]>`
         SELECT count(*)::int AS n FROM pg_locks
-        WHERE locktype = 'advisory' AND NOT granted AND classid = ${CLAIM_LOCK_CLASS}`;
+        WHERE locktype = 'advisory' AND NOT granted AND classid = ${CLAIM_LOCK_CLASS}
+          AND objid::bigint = hashtext(current_schema())::bigint & 4294967295`;
       if ((row?.n ?? 0) > 0) return;
       expect(settled()).toBe(false);
     }
   }
 
-  /** A message of a new `free` account, given leased as Engine.reserve gives it. */
-  async function leasedMessage(): Promise<ClaimedMessage> {
-    await clearMessages(a.executor);
+  /**
+   * A message of a new `free` account, given leased as Engine.reserve gives it; the messages
+   * table emptied first unless `keep`.
+   */
+  async function leasedMessage(keep = false): Promise<ClaimedMessage> {
+    if (!keep) await clearMessages(a.executor);
     const account = makeAccount({ plan: 'free' });
     await a.executor.accountInsert({ account });
     return {
@@ -422,13 +427,7 @@ describe.skipIf(!url)('postgres driver on a shared schema', () => {
 
   it('a publish of several accounts gives up the busy claim lock once, not once per account', async () => {
     const first = await leasedMessage();
-    const other = makeAccount({ plan: 'free' });
-    await a.executor.accountInsert({ account: other });
-    const second: ClaimedMessage = {
-      ...makeMessage(other.id, { dueAt: T0, createdAt: T0 }),
-      dueAt: T0 + 60_000,
-      leaseToken: randomBytes(12).toString('base64url'),
-    };
+    const second = await leasedMessage(true);
     // A wait long enough to tell one from two on a loaded machine.
     const c = openPostgresDriver({ url: url ?? '', schema, max: 1, publishLockWaitMs: 1_000 });
     try {

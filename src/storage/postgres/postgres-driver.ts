@@ -85,7 +85,8 @@ export interface PostgresDriverOptions {
   /**
    * Longest wait of a publish given leases for the claim lock, ms (default
    * {@link DEFAULT_PUBLISH_LOCK_WAIT_MS}); past it the publish stores its messages unleased, for a
-   * claim to take (migration 015). Tests lengthen it to watch a publish wait.
+   * claim to take (migration 015). At least 1 ms (PostgreSQL reads a `lock_timeout` of 0 as no
+   * limit). Tests lengthen it to watch a publish wait.
    */
   publishLockWaitMs?: number;
 }
@@ -267,7 +268,7 @@ class PostgresExecutor implements Executor {
     if (plain && leased && p.leaseLimits) {
       const waitMs = this.pool?.publishLockWaitMs ?? DEFAULT_PUBLISH_LOCK_WAIT_MS;
       return this.track(
-        messages.publishLeased(this.db, p.messages, p.events, { ...p.leaseLimits, waitMs }),
+        messages.publishLeased(this.db, p.messages, p.events, p.leaseLimits, waitMs),
       );
     }
     // Leases are kept only where they can be counted (above): here the messages are stored due.
@@ -566,7 +567,10 @@ export function openPostgresDriver(options: PostgresDriverOptions): Driver {
       deadline,
       hold,
       fixed,
-      publishLockWaitMs: options.publishLockWaitMs ?? DEFAULT_PUBLISH_LOCK_WAIT_MS,
+      publishLockWaitMs: Math.max(
+        1,
+        Math.round(options.publishLockWaitMs ?? DEFAULT_PUBLISH_LOCK_WAIT_MS),
+      ),
     }),
     // A migration may legitimately run for long (an index on a large table): not bounded.
     migrate: () => hold(migratePostgres(sql, schema)),

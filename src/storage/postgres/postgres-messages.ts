@@ -98,14 +98,15 @@ function leasedText(): string {
  * its account's `max_global_parallelism`, counted as the claim counts (every node's leases, under
  * the claim's advisory lock, with a snapshot from after it), and in publish order among the
  * statement's own; an account without a limit is not counted. When another transaction holds
- * the lock longer than `waitMs`, the publish waits no more: its messages are stored unleased.
+ * the lock longer than `waitMs` (whole ms, at least 1), the publish waits no more: its messages are stored unleased.
  * A message stored unleased is due from its creation. Returns the ids stored leased.
  */
 export async function publishLeased(
   db: Db,
   messages: readonly Message[],
   events: readonly EventRecord[],
-  limits: { now: number; maxInFlightByPlan: Record<string, number>; waitMs: number },
+  limits: { now: number; maxInFlightByPlan: Record<string, number> },
+  waitMs: number,
 ): Promise<string[]> {
   const limited = Object.entries(limits.maxInFlightByPlan).filter(([, max]) => max > 0);
   const [row] = await db.unsafe<{ ids: string[] }[]>(
@@ -117,7 +118,7 @@ export async function publishLeased(
       CLAIM_LOCK_CLASS,
       limited.map(([plan]) => plan),
       limited.map(([, max]) => max),
-      Math.max(1, Math.round(limits.waitMs)),
+      waitMs,
     ],
     { prepare: true },
   );
