@@ -1,3 +1,5 @@
+import v8 from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { makeMessage } from '../conformance/fixtures.js';
 import { FirstClaimCache } from './first-claim-cache.js';
@@ -13,7 +15,20 @@ describe('FirstClaimCache', () => {
     const cache = new FirstClaimCache();
     const m = message(10);
     cache.add(m, '{"method":"POST"}');
-    expect(cache.take(m.id)).toEqual({ message: m, spec: '{"method":"POST"}', body: m.body });
+    expect(cache.take(m.id)).toEqual({
+      columns: {
+        id: m.id,
+        accountId: m.accountId,
+        url: m.url,
+        callerIp: m.callerIp,
+        retried: m.retried,
+        maxRetries: m.maxRetries,
+        notBefore: m.notBefore,
+        createdAt: m.createdAt,
+      },
+      spec: '{"method":"POST"}',
+      body: m.body,
+    });
     expect(cache.take(m.id)).toBeUndefined();
     expect(cache.size).toBe(0);
   });
@@ -48,6 +63,27 @@ describe('FirstClaimCache', () => {
     const { body } = cache.take(m.id)!;
     expect(Buffer.from(body)).toEqual(Buffer.from(m.body));
     expect(body.buffer.byteLength).toBeLessThan(big.byteLength);
+  });
+
+  it('keeps neither the published message nor the buffer its body was cut from', async () => {
+    // A heap collection on demand, for WeakRefs to tell what the cache still holds.
+    v8.setFlagsFromString('--expose-gc');
+    const collect = runInNewContext('gc') as () => void;
+    const cache = new FirstClaimCache();
+    const keep = (): { message: WeakRef<object>; buffer: WeakRef<object>; id: string } => {
+      const big = Buffer.alloc(64 * 1024, 'x');
+      const m = makeMessage('acct', { body: big.subarray(100, 210), topicName: 'orders' });
+      cache.add(m, '{}');
+      return { message: new WeakRef(m), buffer: new WeakRef(big.buffer), id: m.id };
+    };
+    const { message, buffer, id } = keep();
+    await new Promise((resolve) => setImmediate(resolve)); // WeakRefs hold until the job ends
+    collect();
+    expect(message.deref()).toBeUndefined();
+    expect(buffer.deref()).toBeUndefined();
+    const entry = cache.take(id);
+    expect(entry?.columns).toMatchObject({ id, topicName: 'orders' });
+    expect(entry?.body.byteLength).toBe(110);
   });
 
   it('keeps no body larger than all it may hold', () => {

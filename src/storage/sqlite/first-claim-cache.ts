@@ -1,11 +1,51 @@
 import type { Message } from '../../core/types.js';
 import { INLINE_MAX_BYTES } from '../sql/bodies.js';
 
-/** A message kept for its first claim: its spec as the JSON stored, its body as kept. */
+/** The columns of a message a claim reads besides its spec and body (see CLAIM_COLUMNS). */
+export type KeptColumns = Pick<
+  Message,
+  | 'id'
+  | 'accountId'
+  | 'url'
+  | 'callerIp'
+  | 'retried'
+  | 'maxRetries'
+  | 'notBefore'
+  | 'createdAt'
+  | 'topicName'
+  | 'endpointName'
+  | 'queueName'
+  | 'scheduleId'
+>;
+
+/** A message kept for its first claim: its columns, its spec as the JSON stored, its body. */
 export interface KeptMessage {
-  message: Message;
+  columns: KeptColumns;
   spec: string;
   body: Uint8Array;
+}
+
+/**
+ * A message's columns in an object of their own: the cache must not keep the published message
+ * itself, whose parsed spec (headers, settings) a claim does not use and whose body, a view into
+ * a larger buffer, would keep that buffer beside the copy the cache counts.
+ */
+function columnsOf(m: Message): KeptColumns {
+  const columns: KeptColumns = {
+    id: m.id,
+    accountId: m.accountId,
+    url: m.url,
+    callerIp: m.callerIp,
+    retried: m.retried,
+    maxRetries: m.maxRetries,
+    notBefore: m.notBefore,
+    createdAt: m.createdAt,
+  };
+  if (m.topicName !== undefined) columns.topicName = m.topicName;
+  if (m.endpointName !== undefined) columns.endpointName = m.endpointName;
+  if (m.queueName !== undefined) columns.queueName = m.queueName;
+  if (m.scheduleId !== undefined) columns.scheduleId = m.scheduleId;
+  return columns;
 }
 
 /**
@@ -49,10 +89,10 @@ export class FirstClaimCache {
     const bytes = message.body.byteLength;
     while (this.entries.size >= this.maxEntries || this.bytes + bytes > this.maxBytes) {
       const oldest = this.entries.values().next().value;
-      if (oldest === undefined || oldest.message.createdAt > message.createdAt - this.staleMs) {
+      if (oldest === undefined || oldest.columns.createdAt > message.createdAt - this.staleMs) {
         return;
       }
-      this.take(oldest.message.id);
+      this.take(oldest.columns.id);
     }
     // A small body is usually a view into a larger buffer (Node's shared 8 KiB pool slabs, a
     // request's read buffer), which keeping it would keep whole: a copy is packed with the
@@ -60,7 +100,7 @@ export class FirstClaimCache {
     // once with their own buffers, and kept as they are (their identity is their stored id).
     let body = message.body;
     if (bytes <= INLINE_MAX_BYTES && bytes < body.buffer.byteLength) body = Buffer.from(body);
-    this.entries.set(message.id, { message, spec, body });
+    this.entries.set(message.id, { columns: columnsOf(message), spec, body });
     this.bytes += bytes;
   }
 
@@ -69,7 +109,7 @@ export class FirstClaimCache {
     const entry = this.entries.get(id);
     if (entry === undefined) return undefined;
     this.entries.delete(id);
-    this.bytes -= entry.message.body.byteLength;
+    this.bytes -= entry.body.byteLength;
     return entry;
   }
 }

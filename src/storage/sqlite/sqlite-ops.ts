@@ -77,7 +77,7 @@ import {
   EVENT_COLUMNS,
   CLAIM_COLUMNS,
   claimedFromColumns,
-  claimedFromMessage,
+  claimedFromKept,
   MESSAGE_COLUMNS,
   accountParams,
   byCreatedAt,
@@ -436,7 +436,7 @@ export class SqliteOps {
       const leaseToken = newLeaseToken();
       this.leases.set(id, { token: leaseToken, until: leaseUntil });
       const spec = JSON.parse(first.spec) as MessageSpec;
-      return claimedFromMessage(first.message, spec, first.body, leaseUntil, leaseToken);
+      return claimedFromKept(first.columns, spec, first.body, leaseUntil, leaseToken);
     }
     const row = select.get(id) as unknown[] | undefined;
     if (!row) return undefined;
