@@ -133,6 +133,43 @@ export interface ClaimedMessage extends Message {
   leaseToken: string;
 }
 
+/** A message's own columns: all but its spec, body and due time. */
+export type MessageColumns = Omit<Message, 'spec' | 'body' | 'dueAt'>;
+
+/**
+ * A leased message, as a new object. Every claimed message but SQLite's read from its row
+ * (`claimedFromColumns`, the same order) is built here, with its fields in one order, so that
+ * the engine's code sees one object shape for them: a spread (`{ ...m, leaseToken }`) gave
+ * another, and measured several per cent more CPU per message (docs/benchmarks.md).
+ */
+export function leasedMessage(
+  m: MessageColumns,
+  spec: MessageSpec,
+  body: Uint8Array,
+  dueAt: number,
+  leaseToken: string,
+): ClaimedMessage {
+  const leased: ClaimedMessage = {
+    id: m.id,
+    accountId: m.accountId,
+    url: m.url,
+    callerIp: m.callerIp,
+    retried: m.retried,
+    maxRetries: m.maxRetries,
+    notBefore: m.notBefore,
+    createdAt: m.createdAt,
+    dueAt,
+    spec,
+    body,
+    leaseToken,
+  };
+  if (m.topicName !== undefined) leased.topicName = m.topicName;
+  if (m.endpointName !== undefined) leased.endpointName = m.endpointName;
+  if (m.queueName !== undefined) leased.queueName = m.queueName;
+  if (m.scheduleId !== undefined) leased.scheduleId = m.scheduleId;
+  return leased;
+}
+
 /** True for a message given with its lease (claimed, or published leased: Engine.reserve). */
 export function isLeased(message: Message): message is ClaimedMessage {
   return 'leaseToken' in message;

@@ -8,7 +8,12 @@ import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import type { UsageRecorder } from '../core/management.js';
 import type { MetricsSink, PublishKind } from '../core/metrics.js';
-import type { ClaimedMessage, EventRecord, Message } from '../core/types.js';
+import {
+  type ClaimedMessage,
+  type EventRecord,
+  type Message,
+  leasedMessage,
+} from '../core/types.js';
 import type { WorkflowRun, WorkflowStep } from '../core/workflow.js';
 import type { Executor } from '../storage/driver.js';
 import { GroupCommit } from './group-commit.js';
@@ -216,7 +221,13 @@ export class Publisher {
           let toStore = this.scheduled(message, now, schedule);
           const lease = mayHandOff ? handOff?.reserve(toStore, now) : undefined;
           if (lease) {
-            const leased = { ...toStore, dueAt: lease.until, leaseToken: lease.token };
+            const leased = leasedMessage(
+              toStore,
+              toStore.spec,
+              toStore.body,
+              lease.until,
+              lease.token,
+            );
             handed.push(leased);
             toStore = leased;
           }

@@ -4,7 +4,7 @@
  * connection type and the claimed-message mapping.
  */
 import type postgres from 'postgres';
-import type { ClaimedMessage } from '../../core/types.js';
+import { type ClaimedMessage, leasedMessage } from '../../core/types.js';
 import { messageFromRow, type MessageRow } from '../sql/rows.js';
 
 /** Either the pool or a transaction (or savepoint) connection: both run the same queries. */
@@ -35,5 +35,6 @@ export const BYTEA_OID = 17;
 
 export function toClaimedMessage(row: MessageRow): ClaimedMessage {
   if (row.lease_token === null) throw new Error(`claimed message ${row.id} has no lease token`);
-  return { ...messageFromRow(row), leaseToken: row.lease_token };
+  const message = messageFromRow(row);
+  return leasedMessage(message, message.spec, message.body, message.dueAt, row.lease_token);
 }

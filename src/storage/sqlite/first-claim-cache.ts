@@ -1,26 +1,9 @@
-import type { Message } from '../../core/types.js';
+import type { Message, MessageColumns } from '../../core/types.js';
 import { INLINE_MAX_BYTES } from '../sql/bodies.js';
-
-/** The columns of a message a claim reads besides its spec and body (see CLAIM_COLUMNS). */
-export type KeptColumns = Pick<
-  Message,
-  | 'id'
-  | 'accountId'
-  | 'url'
-  | 'callerIp'
-  | 'retried'
-  | 'maxRetries'
-  | 'notBefore'
-  | 'createdAt'
-  | 'topicName'
-  | 'endpointName'
-  | 'queueName'
-  | 'scheduleId'
->;
 
 /** A message kept for its first claim: its columns, its spec as the JSON stored, its body. */
 export interface KeptMessage {
-  columns: KeptColumns;
+  columns: MessageColumns;
   spec: string;
   body: Uint8Array;
 }
@@ -30,8 +13,8 @@ export interface KeptMessage {
  * itself, whose parsed spec (headers, settings) a claim does not use and whose body, a view into
  * a larger buffer, would keep that buffer beside the copy the cache counts.
  */
-function columnsOf(m: Message): KeptColumns {
-  const columns: KeptColumns = {
+function columnsOf(m: Message): MessageColumns {
+  const columns: MessageColumns = {
     id: m.id,
     accountId: m.accountId,
     url: m.url,

@@ -16,7 +16,7 @@ import type {
   MessageSpec,
   UrlGroup,
 } from '../../core/types.js';
-import { isLeased } from '../../core/types.js';
+import { isLeased, leasedMessage } from '../../core/types.js';
 import { badRequest } from '../../core/errors.js';
 import { newLeaseToken } from '../../core/ids.js';
 import { LeaseTable } from './lease-table.js';
@@ -76,8 +76,8 @@ import {
   DLQ_COLUMNS,
   EVENT_COLUMNS,
   CLAIM_COLUMNS,
+  blob,
   claimedFromColumns,
-  claimedFromKept,
   MESSAGE_COLUMNS,
   accountParams,
   byCreatedAt,
@@ -436,7 +436,7 @@ export class SqliteOps {
       const leaseToken = newLeaseToken();
       this.leases.set(id, { token: leaseToken, until: leaseUntil });
       const spec = JSON.parse(first.spec) as MessageSpec;
-      return claimedFromKept(first.columns, spec, first.body, leaseUntil, leaseToken);
+      return leasedMessage(first.columns, spec, blob(first.body), leaseUntil, leaseToken);
     }
     const row = select.get(id) as unknown[] | undefined;
     if (!row) return undefined;

@@ -11,7 +11,6 @@ import type {
   Message,
   MessageSpec,
 } from '../../core/types.js';
-import type { KeptColumns } from './first-claim-cache.js';
 import { joinLabels, urlParts } from '../sql/filter.js';
 import { dlqMessageJson } from '../sql/rows.js';
 import { sharedBodyId } from '../sql/bodies.js';
@@ -23,7 +22,7 @@ const json = (value: unknown): string | null =>
   value === undefined ? null : JSON.stringify(value);
 
 /** A Uint8Array as better-sqlite3 binds it: a Buffer view over the same bytes (no copy). */
-const blob = (bytes: Uint8Array): Buffer =>
+export const blob = (bytes: Uint8Array): Buffer =>
   Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 
 const optionalBlob = (bytes: Uint8Array | undefined): Buffer | null =>
@@ -82,40 +81,6 @@ export const MESSAGE_COLUMNS =
 export const CLAIM_COLUMNS =
   'id, account_id, url, caller_ip, retried, max_retries, not_before, created_at, spec, body, ' +
   'topic_name, endpoint_name, queue_name, schedule_id, body_id';
-
-/**
- * A claimed message from one kept since its insert (first-claim-cache.ts), as from its row.
- * Written field by field in `claimedFromColumns`' order, not as a spread of `columns`: the spread
- * measured 8 % more of Ferry's CPU end to end, in every one of four interleaved pairs, and more
- * young-generation collections (docs/benchmarks.md).
- */
-export function claimedFromKept(
-  columns: KeptColumns,
-  spec: MessageSpec,
-  body: Uint8Array,
-  leaseUntil: number,
-  leaseToken: string,
-): ClaimedMessage {
-  const message: ClaimedMessage = {
-    id: columns.id,
-    accountId: columns.accountId,
-    url: columns.url,
-    callerIp: columns.callerIp,
-    retried: columns.retried,
-    maxRetries: columns.maxRetries,
-    notBefore: columns.notBefore,
-    createdAt: columns.createdAt,
-    dueAt: leaseUntil,
-    spec,
-    body: blob(body),
-    leaseToken,
-  };
-  if (columns.topicName !== undefined) message.topicName = columns.topicName;
-  if (columns.endpointName !== undefined) message.endpointName = columns.endpointName;
-  if (columns.queueName !== undefined) message.queueName = columns.queueName;
-  if (columns.scheduleId !== undefined) message.scheduleId = columns.scheduleId;
-  return message;
-}
 
 /** A claimed message from a {@link CLAIM_COLUMNS} row (the same as `messageFromRow` gives). */
 export function claimedFromColumns(
