@@ -133,21 +133,19 @@ export interface ClaimedMessage extends Message {
   leaseToken: string;
 }
 
-/** A message's own columns: all but its spec, body and due time. */
-export type MessageColumns = Omit<Message, 'spec' | 'body' | 'dueAt'>;
-
 /**
- * A leased message, as a new object. Every claimed message but SQLite's read from its row
- * (`claimedFromColumns`, the same order) is built here, with its fields in one order, so that
- * the engine's code sees one object shape for them: a spread (`{ ...m, leaseToken }`) gave
- * another, and measured several per cent more CPU per message (docs/benchmarks.md).
+ * `m` leased until `dueAt`, as a new object (with another `body` or `spec` when given). Every
+ * claimed message but SQLite's read from its row (`claimedFromColumns`, the same order) is built
+ * here, with its fields in one order, so that the engine's code sees one object shape for them: a
+ * spread (`{ ...m, leaseToken }`) gave another, and measured several per cent more CPU per
+ * message (docs/benchmarks.md).
  */
 export function leasedMessage(
-  m: MessageColumns,
-  spec: MessageSpec,
-  body: Uint8Array,
+  m: Message,
   dueAt: number,
   leaseToken: string,
+  body: Uint8Array = m.body,
+  spec: MessageSpec = m.spec,
 ): ClaimedMessage {
   const leased: ClaimedMessage = {
     id: m.id,

@@ -221,13 +221,7 @@ export class Publisher {
           let toStore = this.scheduled(message, now, schedule);
           const lease = mayHandOff ? handOff?.reserve(toStore, now) : undefined;
           if (lease) {
-            const leased = leasedMessage(
-              toStore,
-              toStore.spec,
-              toStore.body,
-              lease.until,
-              lease.token,
-            );
+            const leased = leasedMessage(toStore, lease.until, lease.token);
             handed.push(leased);
             toStore = leased;
           }

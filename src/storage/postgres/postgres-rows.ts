@@ -36,5 +36,5 @@ export const BYTEA_OID = 17;
 export function toClaimedMessage(row: MessageRow): ClaimedMessage {
   if (row.lease_token === null) throw new Error(`claimed message ${row.id} has no lease token`);
   const message = messageFromRow(row);
-  return leasedMessage(message, message.spec, message.body, message.dueAt, row.lease_token);
+  return leasedMessage(message, message.dueAt, row.lease_token);
 }

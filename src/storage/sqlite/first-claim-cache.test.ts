@@ -15,20 +15,14 @@ describe('FirstClaimCache', () => {
     const cache = new FirstClaimCache();
     const m = message(10);
     cache.add(m, '{"method":"POST"}');
-    expect(cache.take(m.id)).toEqual({
-      columns: {
-        id: m.id,
-        accountId: m.accountId,
-        url: m.url,
-        callerIp: m.callerIp,
-        retried: m.retried,
-        maxRetries: m.maxRetries,
-        notBefore: m.notBefore,
-        createdAt: m.createdAt,
-      },
-      spec: '{"method":"POST"}',
-      body: m.body,
-    });
+    const entry = cache.take(m.id);
+    expect(entry?.spec).toBe('{"method":"POST"}');
+    // The published message's columns and body, as a new object; the claim sets spec and lease.
+    const { id, accountId, url, callerIp, retried, maxRetries, notBefore, createdAt, dueAt } = m;
+    const columns = { id, accountId, url, callerIp, retried, maxRetries, notBefore, createdAt };
+    expect(entry?.message).toMatchObject({ ...columns, dueAt });
+    expect(Buffer.from(entry!.message.body)).toEqual(Buffer.from(m.body));
+    expect(entry?.message).not.toBe(m);
     expect(cache.take(m.id)).toBeUndefined();
     expect(cache.size).toBe(0);
   });
@@ -60,7 +54,7 @@ describe('FirstClaimCache', () => {
     const big = Buffer.alloc(64 * 1024, 'x');
     const m = makeMessage('acct', { body: big.subarray(100, 210) });
     cache.add(m, '{}');
-    const { body } = cache.take(m.id)!;
+    const { body } = cache.take(m.id)!.message;
     expect(Buffer.from(body)).toEqual(Buffer.from(m.body));
     expect(body.buffer.byteLength).toBeLessThan(big.byteLength);
   });
@@ -82,8 +76,8 @@ describe('FirstClaimCache', () => {
     expect(message.deref()).toBeUndefined();
     expect(buffer.deref()).toBeUndefined();
     const entry = cache.take(id);
-    expect(entry?.columns).toMatchObject({ id, topicName: 'orders' });
-    expect(entry?.body.byteLength).toBe(110);
+    expect(entry?.message).toMatchObject({ id, topicName: 'orders' });
+    expect(entry?.message.body.byteLength).toBe(110);
   });
 
   it('keeps no body larger than all it may hold', () => {

@@ -1,34 +1,25 @@
-import type { Message, MessageColumns } from '../../core/types.js';
+import {
+  type ClaimedMessage,
+  type Message,
+  type MessageSpec,
+  leasedMessage,
+} from '../../core/types.js';
 import { INLINE_MAX_BYTES } from '../sql/bodies.js';
+import { blob } from './sqlite-rows.js';
 
-/** A message kept for its first claim: its columns, its spec as the JSON stored, its body. */
-export interface KeptMessage {
-  columns: MessageColumns;
-  spec: string;
-  body: Uint8Array;
-}
+/** Stands in for a kept message's spec until its claim parses the stored JSON (never read). */
+const UNCLAIMED_SPEC: MessageSpec = Object.freeze({ method: 'POST', headers: {} });
 
 /**
- * A message's columns in an object of their own: the cache must not keep the published message
- * itself, whose parsed spec (headers, settings) a claim does not use and whose body, a view into
- * a larger buffer, would keep that buffer beside the copy the cache counts.
+ * A message kept for its first claim: the claimed message it will become (built now by
+ * `leasedMessage`, its body as kept; the claim sets its spec, due time and lease token) and its
+ * spec as the JSON stored. Not the published message itself, whose parsed spec a claim does not
+ * use and whose body, a view into a larger buffer, would keep that buffer beside the copy the
+ * cache counts.
  */
-function columnsOf(m: Message): MessageColumns {
-  const columns: MessageColumns = {
-    id: m.id,
-    accountId: m.accountId,
-    url: m.url,
-    callerIp: m.callerIp,
-    retried: m.retried,
-    maxRetries: m.maxRetries,
-    notBefore: m.notBefore,
-    createdAt: m.createdAt,
-  };
-  if (m.topicName !== undefined) columns.topicName = m.topicName;
-  if (m.endpointName !== undefined) columns.endpointName = m.endpointName;
-  if (m.queueName !== undefined) columns.queueName = m.queueName;
-  if (m.scheduleId !== undefined) columns.scheduleId = m.scheduleId;
-  return columns;
+export interface KeptMessage {
+  message: ClaimedMessage;
+  spec: string;
 }
 
 /**
@@ -72,10 +63,10 @@ export class FirstClaimCache {
     const bytes = message.body.byteLength;
     while (this.entries.size >= this.maxEntries || this.bytes + bytes > this.maxBytes) {
       const oldest = this.entries.values().next().value;
-      if (oldest === undefined || oldest.columns.createdAt > message.createdAt - this.staleMs) {
+      if (oldest === undefined || oldest.message.createdAt > message.createdAt - this.staleMs) {
         return;
       }
-      this.take(oldest.columns.id);
+      this.take(oldest.message.id);
     }
     // A small body is usually a view into a larger buffer (Node's shared 8 KiB pool slabs, a
     // request's read buffer), which keeping it would keep whole: a copy is packed with the
@@ -83,7 +74,8 @@ export class FirstClaimCache {
     // once with their own buffers, and kept as they are (their identity is their stored id).
     let body = message.body;
     if (bytes <= INLINE_MAX_BYTES && bytes < body.buffer.byteLength) body = Buffer.from(body);
-    this.entries.set(message.id, { columns: columnsOf(message), spec, body });
+    const kept = leasedMessage(message, message.dueAt, '', blob(body), UNCLAIMED_SPEC);
+    this.entries.set(message.id, { message: kept, spec });
     this.bytes += bytes;
   }
 
@@ -92,7 +84,7 @@ export class FirstClaimCache {
     const entry = this.entries.get(id);
     if (entry === undefined) return undefined;
     this.entries.delete(id);
-    this.bytes -= entry.body.byteLength;
+    this.bytes -= entry.message.body.byteLength;
     return entry;
   }
 }

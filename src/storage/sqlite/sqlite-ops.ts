@@ -16,7 +16,7 @@ import type {
   MessageSpec,
   UrlGroup,
 } from '../../core/types.js';
-import { isLeased, leasedMessage } from '../../core/types.js';
+import { isLeased } from '../../core/types.js';
 import { badRequest } from '../../core/errors.js';
 import { newLeaseToken } from '../../core/ids.js';
 import { LeaseTable } from './lease-table.js';
@@ -76,7 +76,6 @@ import {
   DLQ_COLUMNS,
   EVENT_COLUMNS,
   CLAIM_COLUMNS,
-  blob,
   claimedFromColumns,
   MESSAGE_COLUMNS,
   accountParams,
@@ -435,8 +434,13 @@ export class SqliteOps {
     if (first !== undefined) {
       const leaseToken = newLeaseToken();
       this.leases.set(id, { token: leaseToken, until: leaseUntil });
-      const spec = JSON.parse(first.spec) as MessageSpec;
-      return leasedMessage(first.columns, spec, blob(first.body), leaseUntil, leaseToken);
+      // Taken out of the cache, the kept message is this claim's own: its spec a fresh parse of
+      // the stored JSON, as from the row.
+      const claimed = first.message;
+      claimed.spec = JSON.parse(first.spec) as MessageSpec;
+      claimed.dueAt = leaseUntil;
+      claimed.leaseToken = leaseToken;
+      return claimed;
     }
     const row = select.get(id) as unknown[] | undefined;
     if (!row) return undefined;
