@@ -589,7 +589,7 @@ async function benchEndToEnd(
     const used = use();
     const cpu = ferry.cpuSeconds() - cpuStart;
     const db = server(n);
-    printThreadCpu(ferry, threadsStart, n);
+    const mainMicros = printThreadCpu(ferry, threadsStart, n);
     return {
       storage,
       case:
@@ -603,7 +603,8 @@ async function benchEndToEnd(
       result: `${Math.round(n / seconds).toLocaleString('en')} messages/s`,
       detail:
         `all received after ${seconds.toFixed(2)} s; publishing took ` +
-        `${publishSeconds.toFixed(2)} s; Ferry's CPU ${Math.round((cpu / n) * 1e6)} µs per message` +
+        `${publishSeconds.toFixed(2)} s; Ferry's CPU ${Math.round((cpu / n) * 1e6)} µs per message ` +
+        `(main thread ${Math.round(mainMicros)})` +
         serverNote(db.dbMicros) +
         writtenNote(storage, ferry, writtenStart, n) +
         used,
