@@ -77,8 +77,9 @@ const USAGE = `Usage: npm run bench -- [options]
   --quick          smaller N
   --reps N         interleaved repetitions of the end-to-end, latency, backlog and storage cases (3)
   --backlog N      delayed messages seeded for the backlog case (1000000)
-  --baseline DIR   also run the Ferry build in DIR, interleaved, in the end-to-end, latency and
-                   storage cases
+  --baseline DIR   also run the Ferry build in DIR, interleaved (either first in half of the
+                   repetitions), in the end-to-end, latency and storage cases; the end-to-end
+                   case adds a row of this build's figures over the baseline's, pair by pair
   --no-peer        leave out the peers (BullMQ, graphile-worker)
   --warm N         deliver N messages unmeasured before the end-to-end case's measured part
   --help           this text
@@ -537,6 +538,40 @@ async function benchPublish(
 }
 
 /**
+ * Runs a pair of `--baseline` runs, this build's first in even repetitions and the baseline's
+ * first in odd ones: two runs in a row differ here by up to a fifth, and a comparison whose every
+ * pair had one build first has been seen to reverse with the order swapped (docs/benchmarks.md).
+ */
+async function inPairOrder(
+  rep: number,
+  ours: () => Promise<void>,
+  theirs: (() => Promise<void>) | undefined,
+): Promise<void> {
+  if (!theirs) return ours();
+  if (rep % 2 === 0) {
+    await ours();
+    await theirs();
+  } else {
+    await theirs();
+    await ours();
+  }
+}
+
+/**
+ * `what` of this build ÷ the baseline's, pair by pair (the runs of one repetition): the median of
+ * the ratios and in how many pairs it was below 1, the figure a change is judged by when single
+ * runs move more than the change does.
+ */
+function pairRatio<T>(ours: T[], theirs: T[], value: (r: T) => number, what: string): string {
+  const ratios = ours
+    .map((r, i) => value(r) / value(theirs[i] as T))
+    .filter((x) => Number.isFinite(x));
+  if (ratios.length === 0) return `${what}: no pairs`;
+  const below = ratios.filter((x) => x < 1).length;
+  return `${what} ${median(ratios).toFixed(3)}× (below 1 in ${below} of ${ratios.length} pairs)`;
+}
+
+/**
  * Publishes N messages and waits until the sink has them all. With `keys`, message i carries the
  * flow-control key `k<i mod keys>` with `parallelism=5` (the flow-control case).
  */
@@ -599,6 +634,7 @@ async function benchEndToEnd(
       n,
       rate: n / seconds,
       cpuMicros: (cpu / n) * 1e6,
+      mainMicros,
       ...db,
       result: `${Math.round(n / seconds).toLocaleString('en')} messages/s`,
       detail:
@@ -742,6 +778,8 @@ const graphilePeer = (databaseUrl: string): PeerKind => ({
 /** What a run measured of CPU: per message, and the PostgreSQL server's where it served (µs). */
 interface CpuUse {
   cpuMicros: number;
+  /** Ferry's main thread (Ferry's runs only). */
+  mainMicros?: number;
   dbMicros?: number;
 }
 
@@ -1205,7 +1243,8 @@ async function benchStorage(
     const before = cpuTicks();
     const runs = new Map<string, StorageRun[]>(builds.map(([label]) => [label, []]));
     for (let rep = 0; rep < REPS; rep += 1) {
-      for (const [label, build] of builds) {
+      // Either build first in half of the repetitions (see inPairOrder).
+      for (const [label, build] of rep % 2 === 0 ? builds : [...builds].reverse()) {
         const run = await runStorage(build, storage, n, withSql);
         console.error(`  rep ${rep + 1}: ${storage}${label} ${describeStorageRun(run)}`);
         runs.get(label)?.push(run);
@@ -1288,15 +1327,22 @@ async function main(): Promise<void> {
       const before = cpuTicks();
       for (let rep = 0; rep < REPS; rep += 1) {
         for (const storage of picked) {
-          const r = await benchEndToEnd(storage, e2eN);
-          console.error(`  rep ${rep + 1}: ${storage} ${r.result} (${r.detail})`);
-          runs.set(storage, [...(runs.get(storage) ?? []), r]);
-          if (BASELINE_MAIN) {
-            const b = await benchEndToEnd(storage, e2eN, undefined, undefined, BASELINE_MAIN);
-            b.storage = `${storage} (baseline)`;
-            console.error(`  rep ${rep + 1}: ${b.storage} ${b.result} (${b.detail})`);
-            runs.set(b.storage, [...(runs.get(b.storage) ?? []), b]);
-          }
+          await inPairOrder(
+            rep,
+            async () => {
+              const r = await benchEndToEnd(storage, e2eN);
+              console.error(`  rep ${rep + 1}: ${storage} ${r.result} (${r.detail})`);
+              runs.set(storage, [...(runs.get(storage) ?? []), r]);
+            },
+            BASELINE_MAIN === undefined
+              ? undefined
+              : async () => {
+                  const b = await benchEndToEnd(storage, e2eN, undefined, undefined, BASELINE_MAIN);
+                  b.storage = `${storage} (baseline)`;
+                  console.error(`  rep ${rep + 1}: ${b.storage} ${b.result} (${b.detail})`);
+                  runs.set(b.storage, [...(runs.get(b.storage) ?? []), b]);
+                },
+          );
         }
         for (const peer of peers) {
           const r = await benchPeerEndToEnd(peer, e2eN);
@@ -1329,21 +1375,50 @@ async function main(): Promise<void> {
           before,
         );
       }
+      for (const storage of BASELINE_MAIN ? picked : []) {
+        const ours = runs.get(storage) ?? [];
+        const theirs = runs.get(`${storage} (baseline)`) ?? [];
+        push(
+          {
+            storage: `${storage} (this ÷ baseline)`,
+            case: `end to end, each of ${ours.length} pairs of runs (either build first in half of them)`,
+            n: e2eN,
+            result: pairRatio(ours, theirs, (r) => r.mainMicros ?? NaN, 'main thread'),
+            detail:
+              `${pairRatio(ours, theirs, (r) => r.cpuMicros, "Ferry's CPU")}; ` +
+              pairRatio(ours, theirs, (r) => r.rate, 'rate'),
+          },
+          before,
+        );
+      }
     }
     if (wanted('latency') && onlyCase !== 'backlog') {
       const runs = new Map<string, LatencyRun[]>();
       const before = cpuTicks();
       for (let rep = 0; rep < REPS; rep += 1) {
         for (const storage of picked) {
-          const r = await benchLatency(storage, 500, latencySeconds);
-          console.error(`  rep ${rep + 1}: ${storage} ${r.result} (${r.detail})`);
-          runs.set(storage, [...(runs.get(storage) ?? []), r]);
-          if (BASELINE_MAIN) {
-            const b = await benchLatency(storage, 500, latencySeconds, undefined, BASELINE_MAIN);
-            b.storage = `${storage} (baseline)`;
-            console.error(`  rep ${rep + 1}: ${b.storage} ${b.result} (${b.detail})`);
-            runs.set(b.storage, [...(runs.get(b.storage) ?? []), b]);
-          }
+          await inPairOrder(
+            rep,
+            async () => {
+              const r = await benchLatency(storage, 500, latencySeconds);
+              console.error(`  rep ${rep + 1}: ${storage} ${r.result} (${r.detail})`);
+              runs.set(storage, [...(runs.get(storage) ?? []), r]);
+            },
+            BASELINE_MAIN === undefined
+              ? undefined
+              : async () => {
+                  const b = await benchLatency(
+                    storage,
+                    500,
+                    latencySeconds,
+                    undefined,
+                    BASELINE_MAIN,
+                  );
+                  b.storage = `${storage} (baseline)`;
+                  console.error(`  rep ${rep + 1}: ${b.storage} ${b.result} (${b.detail})`);
+                  runs.set(b.storage, [...(runs.get(b.storage) ?? []), b]);
+                },
+          );
         }
         for (const peer of peers) {
           const r = await benchPeerLatency(peer, 500, latencySeconds);
