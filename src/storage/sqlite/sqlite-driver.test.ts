@@ -1,11 +1,25 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readlinkSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FerryError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
-import { makeAccount, makeFullMessage, makeMessage, nextDueAt } from '../conformance/fixtures.js';
+import {
+  makeAccount,
+  makeFullMessage,
+  makeMessage,
+  nextDueAt,
+  T0,
+} from '../conformance/fixtures.js';
 import { runDriverConformance } from '../conformance/suite.js';
 import { listMigrationFiles } from '../migrate-files.js';
 import { openSqliteDriver, type SqliteDriver } from './sqlite-driver.js';
@@ -326,6 +340,58 @@ describe('sqlite driver', () => {
       expect(ids.map((m) => m?.id)).toEqual([undefined, undefined, kept!.id]);
     });
   });
+
+  // SQLite keeps a statement's journal in memory up to 64 KiB and then in a temporary file, which
+  // every later statement of the transaction also writes to (sqlite-ops.ts, DELETE_CHUNK).
+  it.skipIf(!existsSync('/proc/self/fd'))(
+    'finishes a large batch of delivered messages without a temporary statement journal',
+    async () => {
+      await withDriver({ path: freshPath() }, async ({ executor }) => {
+        const account = makeAccount();
+        await executor.accountInsert({ account });
+        // Rows the size of the benchmark's: a few hundred bytes of body, a header, a label.
+        const body = new TextEncoder().encode(JSON.stringify({ text: 'x'.repeat(300) }));
+        const messages = Array.from({ length: 200 }, (_, i) =>
+          makeMessage(account.id, {
+            createdAt: T0 + i,
+            body,
+            spec: {
+              method: 'POST',
+              headers: { 'Content-Type': ['application/json'], 'X-Request': [`req-${i}`] },
+              labels: ['orders'],
+            },
+          }),
+        );
+        await executor.messageInsertMany({ messages });
+        const claimed = await executor.messageClaimDue({
+          now: T0 + 1_000,
+          limit: 200,
+          leaseUntil: T0 + 60_000,
+        });
+        expect(claimed).toHaveLength(200);
+        const temporaryFiles = (): string[] =>
+          readdirSync('/proc/self/fd')
+            .map((fd) => {
+              try {
+                return readlinkSync(`/proc/self/fd/${fd}`);
+              } catch {
+                return ''; // closed meanwhile (the directory's own descriptor)
+              }
+            })
+            .filter((target) => target.includes('etilqs'));
+        const deleted = await executor.transaction(async (tx) => {
+          const ids = await tx.messageDeleteLeasedMany({ leases: claimed });
+          // The sub-journal file, had there been one, stays open until the transaction ends.
+          expect(temporaryFiles()).toEqual([]);
+          return ids;
+        });
+        expect(deleted).toEqual(claimed.map((m) => m.id));
+        expect(await executor.messageGet({ accountId: account.id, id: claimed[0]!.id })).toBe(
+          undefined,
+        );
+      });
+    },
+  );
 
   it('rejects a malformed event cursor with a 400', async () => {
     await withDriver({ path: ':memory:' }, async ({ executor }) => {

@@ -148,6 +148,15 @@ const FIRST_CLAIM_WINDOW_MS = 1_000;
 const CLAIM_ROW = `SELECT ${CLAIM_COLUMNS} FROM messages WHERE id = ?`;
 const DELETE_LEASED =
   'DELETE FROM messages WHERE id IN (SELECT value FROM json_each(?)) RETURNING id, gate_id';
+/**
+ * Rows one DELETE_LEASED statement deletes at most. Inside a transaction SQLite copies every page
+ * a statement changes into its statement journal, in memory up to 64 KiB and in a temporary file
+ * beyond; once a statement has spilled, each later statement of the transaction writes its pages
+ * to that file too. Deleting 64 of the benchmark's delivered messages in one statement spilled,
+ * and the writes that followed took about 9 % of the main thread (docs/benchmarks.md). 16 rows of
+ * up to 2 KB change about half of what spills.
+ */
+const DELETE_CHUNK = 16;
 const INSERT_EVENT = `INSERT INTO events (${EVENT_COLUMNS}) VALUES (${placeholders(27)})`;
 const INSERT_DLQ = `INSERT INTO dlq (${DLQ_COLUMNS}) VALUES (${placeholders(21)})`;
 /** Index of `body` and `body_id` in a CLAIM_COLUMNS row. */
@@ -490,7 +499,7 @@ export class SqliteOps {
     });
   }
   /**
-   * One statement for the batch (the ids as one JSON parameter), where the other fenced
+   * One statement per DELETE_CHUNK leases (the ids as one JSON parameter), where the other fenced
    * operations run one per lease: this is the outcome writer's hot path, and at the storage layer
    * it measured 1.3–2.3 µs less per delivered message (docs/benchmarks.md).
    */
@@ -498,9 +507,12 @@ export class SqliteOps {
     const held = leases.filter((l) => this.leases.holds(l.id, l.leaseToken));
     if (held.length === 0) return [];
     return this.inTransaction(() => {
-      const rows = this.stmt(DELETE_LEASED)
-        .raw(true)
-        .all(JSON.stringify(held.map((l) => l.id))) as [string, number | null][];
+      const statement = this.stmt(DELETE_LEASED).raw(true);
+      const rows: [string, number | null][] = [];
+      for (let i = 0; i < held.length; i += DELETE_CHUNK) {
+        const ids = held.slice(i, i + DELETE_CHUNK).map((l) => l.id);
+        rows.push(...(statement.all(JSON.stringify(ids)) as [string, number | null][]));
+      }
       return this.endFenced(held, rows);
     });
   }
