@@ -379,16 +379,26 @@ describe('sqlite driver', () => {
               }
             })
             .filter((target) => target.includes('etilqs'));
+        // Across the statements' boundaries the fencing still holds: a lease with a wrong token
+        // and one whose row is already gone are left out, the rest come back in lease order.
+        const gone = claimed[17]!;
+        await executor.messageDeleteLeasedMany({ leases: [gone] });
+        const leases = claimed.map((m, i) => (i === 40 ? { ...m, leaseToken: 'stale' } : m));
         const deleted = await executor.transaction(async (tx) => {
-          const ids = await tx.messageDeleteLeasedMany({ leases: claimed });
+          const ids = await tx.messageDeleteLeasedMany({ leases });
           // The sub-journal file, had there been one, stays open until the transaction ends.
           expect(temporaryFiles()).toEqual([]);
           return ids;
         });
-        expect(deleted).toEqual(claimed.map((m) => m.id));
+        const expected = claimed.filter((_, i) => i !== 17 && i !== 40).map((m) => m.id);
+        expect(deleted).toEqual(expected);
         expect(await executor.messageGet({ accountId: account.id, id: claimed[0]!.id })).toBe(
           undefined,
         );
+        // The row behind the stale lease is untouched.
+        expect(
+          (await executor.messageGet({ accountId: account.id, id: claimed[40]!.id }))?.id,
+        ).toBe(claimed[40]!.id);
       });
     },
   );
