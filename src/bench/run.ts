@@ -571,6 +571,18 @@ function pairRatio<T>(ours: T[], theirs: T[], value: (r: T) => number, what: str
   return `${what} ${median(ratios).toFixed(3)}× (below 1 in ${below} of ${ratios.length} pairs)`;
 }
 
+/** Prints repetition `rep`'s run (as `label`) and keeps it with the other runs of `key`. */
+function keepRun<T extends Row>(
+  runs: Map<string, T[]>,
+  rep: number,
+  key: string,
+  run: T,
+  label = key,
+): void {
+  console.error(`  rep ${rep + 1}: ${label} ${run.result} (${run.detail})`);
+  runs.set(key, [...(runs.get(key) ?? []), run]);
+}
+
 /**
  * Publishes N messages and waits until the sink has them all. With `keys`, message i carries the
  * flow-control key `k<i mod keys>` with `parallelism=5` (the flow-control case).
@@ -1331,23 +1343,20 @@ async function main(): Promise<void> {
             rep,
             async () => {
               const r = await benchEndToEnd(storage, e2eN);
-              console.error(`  rep ${rep + 1}: ${storage} ${r.result} (${r.detail})`);
-              runs.set(storage, [...(runs.get(storage) ?? []), r]);
+              keepRun(runs, rep, storage, r);
             },
             BASELINE_MAIN === undefined
               ? undefined
               : async () => {
                   const b = await benchEndToEnd(storage, e2eN, undefined, undefined, BASELINE_MAIN);
                   b.storage = `${storage} (baseline)`;
-                  console.error(`  rep ${rep + 1}: ${b.storage} ${b.result} (${b.detail})`);
-                  runs.set(b.storage, [...(runs.get(b.storage) ?? []), b]);
+                  keepRun(runs, rep, b.storage, b);
                 },
           );
         }
         for (const peer of peers) {
           const r = await benchPeerEndToEnd(peer, e2eN);
-          console.error(`  rep ${rep + 1}: ${peer.short} ${r.result} (${r.detail})`);
-          runs.set(peer.name, [...(runs.get(peer.name) ?? []), r]);
+          keepRun(runs, rep, peer.name, r, peer.short);
         }
       }
       const isPeer = (key: string): PeerKind | undefined => peers.find((p) => p.name === key);
@@ -1401,8 +1410,7 @@ async function main(): Promise<void> {
             rep,
             async () => {
               const r = await benchLatency(storage, 500, latencySeconds);
-              console.error(`  rep ${rep + 1}: ${storage} ${r.result} (${r.detail})`);
-              runs.set(storage, [...(runs.get(storage) ?? []), r]);
+              keepRun(runs, rep, storage, r);
             },
             BASELINE_MAIN === undefined
               ? undefined
@@ -1415,15 +1423,13 @@ async function main(): Promise<void> {
                     BASELINE_MAIN,
                   );
                   b.storage = `${storage} (baseline)`;
-                  console.error(`  rep ${rep + 1}: ${b.storage} ${b.result} (${b.detail})`);
-                  runs.set(b.storage, [...(runs.get(b.storage) ?? []), b]);
+                  keepRun(runs, rep, b.storage, b);
                 },
           );
         }
         for (const peer of peers) {
           const r = await benchPeerLatency(peer, 500, latencySeconds);
-          console.error(`  rep ${rep + 1}: ${peer.short} ${r.result} (${r.detail})`);
-          runs.set(peer.name, [...(runs.get(peer.name) ?? []), r]);
+          keepRun(runs, rep, peer.name, r, peer.short);
         }
       }
       const isPeer = (key: string): PeerKind | undefined => peers.find((p) => p.name === key);
