@@ -312,6 +312,7 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
         ferry.metricsUrl = await listen(opsServer, config.metricsPort ?? 0, config.host);
       }
       if (roles.has('worker')) {
+        dispatcher.warm?.();
         unlisten = await driver.listenWake((dueAt) => engine.wakeAt(dueAt ?? 0));
         engine.start();
       }

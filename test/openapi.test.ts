@@ -9,6 +9,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registeredRoutes } from '../src/api/openapi.js';
+import { routeSchemas } from '../src/api/schemas/index.js';
 import { ManualClock } from '../src/core/clock.js';
 import { STORAGES, startFerry, type TestFerry } from './helpers/ferry.js';
 import { createMgmtUser, createQueueAccount, withToken } from './helpers/mgmt.js';
@@ -480,5 +481,23 @@ describe('header prefix', () => {
     expect(names.filter((n) => n.startsWith('Svc-'))).toEqual([]);
     const schedule = doc.paths['/v2/schedules/{destination}']?.post?.parameters ?? [];
     expect(schedule.map((p) => p.name)).toContain('Upstash-Cron');
+  });
+});
+
+describe('request schemas', () => {
+  it('compile, for every route and header prefix (a server compiles them at first use)', () => {
+    const ajv = new Ajv2020({ strict: false });
+    let compiled = 0;
+    for (const prefix of ['Svc', 'Upstash']) {
+      for (const [route, schema] of routeSchemas(prefix)) {
+        for (const part of ['params', 'querystring', 'headers', 'body'] as const) {
+          const partSchema = schema[part];
+          if (!partSchema) continue;
+          expect(() => ajv.compile(partSchema), `${prefix}: ${route} ${part}`).not.toThrow();
+          compiled++;
+        }
+      }
+    }
+    expect(compiled).toBeGreaterThan(100);
   });
 });

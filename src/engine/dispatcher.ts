@@ -35,6 +35,11 @@ export interface DispatchRequest {
 
 export interface Dispatcher {
   send(req: DispatchRequest): Promise<AttemptResult>;
+  /**
+   * Makes ready what the first send would otherwise wait for (the delivery thread). A node that
+   * delivers calls it when it starts; one that never sends never pays for it.
+   */
+  warm?(): void;
   close(): Promise<void>;
 }
 

@@ -79,12 +79,14 @@ export function createWorkerDispatcher(options: HttpDispatcherOptions): WorkerDi
     post({ type: 'send', sends });
   };
 
-  // Started now rather than at the first send: a thread takes a moment to load, and the first
-  // delivery should not wait for that.
-  worker = start();
-  worker.unref();
-
   return {
+    // A thread takes a moment to load (~0.3 s of CPU, mostly undici): a delivering node starts
+    // it with the node rather than at the first send, which should not wait for that.
+    warm(): void {
+      if (closed || worker) return;
+      worker = start();
+      worker.unref();
+    },
     send(req: DispatchRequest): Promise<AttemptResult> {
       if (closed) return Promise.resolve({ kind: 'error', error: 'dispatcher closed' });
       const id = nextId++;
@@ -118,6 +120,12 @@ export function createWorkerDispatcher(options: HttpDispatcherOptions): WorkerDi
       closed = true;
       const running = worker;
       if (!running) return;
+      // Nothing in flight: no exchange to finish, and a thread still loading need not finish
+      // loading first.
+      if (pending.size === 0) {
+        await running.terminate();
+        return;
+      }
       const exited = new Promise((resolve) => running.once('exit', resolve));
       running.postMessage({ type: 'close' } satisfies ToWorker);
       await exited;
