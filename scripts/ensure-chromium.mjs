@@ -17,13 +17,17 @@ if (process.getuid?.() !== 0 || !existsSync('/usr/bin/apt-get')) {
 }
 process.stdout.write('Installing chromium for the console browser tests (apt-get)…\n');
 const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+const started = Date.now();
 for (const args of [
   ['update', '-qq'],
   ['install', '-y', '-qq', 'chromium'],
 ]) {
-  const run = spawnSync('apt-get', args, { stdio: 'inherit', env });
+  // dpkg prints a few hundred lines even with -qq: they are shown only when something fails.
+  const run = spawnSync('apt-get', args, { env, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
   if (run.status !== 0) {
+    process.stderr.write(`${run.stdout ?? ''}${run.stderr ?? ''}`);
     process.stderr.write(`apt-get ${args.join(' ')} failed (status ${run.status})\n`);
     process.exit(1);
   }
 }
+process.stdout.write(`Installed chromium in ${Math.round((Date.now() - started) / 1000)} s.\n`);
