@@ -24,7 +24,12 @@ const ORIGIN_CAP = 64; // a quarter of the default --concurrency
 const FAILURE_RATE = 50; // the default --origin-failure-rate
 /** Failed attempts that make an origin paced, plus the pace's burst (engine.ts). */
 const PACE_START = 10 + 10;
-const HEALTHY = 30;
+/**
+ * Healthy messages per measurement: with 100 the p99 is the second slowest, so a single stall of
+ * the shared machine (one ~300 ms pause of PostgreSQL after the suite's other files, seen once in
+ * six runs) does not decide it; with 30 the p99 was the slowest of all.
+ */
+const HEALTHY = 100;
 /**
  * Added to 2× the unloaded p99: the machine running the suite is shared and its p99 of a few
  * dozen publishes swings by hundreds of ms from one run to the next. Before the fix the healthy
@@ -66,7 +71,7 @@ describe.each(STORAGES)('fairness between destinations (%s)', (storage) => {
     return ids;
   }
 
-  /** Publishes `count` messages to `dest`, one every 20 ms; returns the p99 publish→arrival. */
+  /** Publishes `count` messages to `dest`, one every 10 ms; returns the p99 publish→arrival. */
   async function healthyP99(dest: Receiver, count: number): Promise<number> {
     const sorted = (await latencies(dest, count, 10_000)).sort((a, b) => a - b);
     return sorted[Math.ceil(sorted.length * 0.99) - 1] ?? NaN;
@@ -136,7 +141,7 @@ describe.each(STORAGES)('fairness between destinations (%s)', (storage) => {
       sentAt.set(path, Date.now());
       const res = await t!.api(`/v2/publish/${dest.url}${path}`, { method: 'POST', body: 'l' });
       expect(res.status).toBe(200);
-      await new Promise((resolve) => setTimeout(resolve, 20)); // the publishing pace
+      await new Promise((resolve) => setTimeout(resolve, 10)); // the publishing pace
     }
     const arrived = (await dest.waitFor(before + count, deadlineMs)).slice(before);
     return arrived.map((r) => r.at - (sentAt.get(r.path) ?? NaN));
