@@ -63,7 +63,10 @@ const poll = <T>(fn: () => Promise<T> | T, options: { timeout?: number } = {}) =
   expect.poll(fn, { timeout: 12_000, ...options });
 
 beforeAll(async () => {
-  [t, browser, receiver] = await Promise.all([startFerry(), launchBrowser(), startReceiver()]);
+  // The browser first: without Chromium this fails before a Ferry (and its data directory) is
+  // started that afterAll, with nothing assigned yet, could not close.
+  browser = await launchBrowser();
+  [t, receiver] = await Promise.all([startFerry(), startReceiver()]);
 });
 
 afterAll(async () => {

@@ -42,7 +42,10 @@ async function publish(path: string, init: RequestInit): Promise<string> {
 }
 
 beforeAll(async () => {
-  [t, browser, receiver] = await Promise.all([startFerry(), launchBrowser(), startReceiver()]);
+  // The browser first: without Chromium this fails before a Ferry (and its data directory) is
+  // started that afterAll, with nothing assigned yet, could not close.
+  browser = await launchBrowser();
+  [t, receiver] = await Promise.all([startFerry(), startReceiver()]);
 });
 
 afterAll(async () => {
