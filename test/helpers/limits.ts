@@ -1,8 +1,7 @@
 /** Plans files for tests: small account limits, or limits out of a test's way. */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll } from 'vitest';
 
 /** Small limits: `paid` has a low request rate, `free` low daily quotas and a tiny DLQ. */
 export const LIMIT_PLANS = {
@@ -15,20 +14,15 @@ export const LIMIT_PLANS = {
   },
 };
 
-/** The folder of this test file's plans files, made at the first use. */
+/** The folder of this process's plans files, made at the first use, under the run's folder. */
 let plansDir: string | undefined;
 let written = 0;
 
-// Registered when a test file imports this module, so it runs after the file's last test (Ferry
-// reads its plans file when it starts).
-afterAll(() => {
-  if (plansDir !== undefined) rmSync(plansDir, { recursive: true, force: true });
-  plansDir = undefined;
-});
-
 /** Writes plan overrides to a temporary file and returns the `--plans-file` flags. */
 export function planArgs(plans: object): string[] {
-  plansDir ??= mkdtempSync(join(tmpdir(), 'ferry-plans-'));
+  // Removed with the run's folder (test/global-setup.ts) when every file has finished: Ferry
+  // reads a plans file whenever it starts, so a file is kept until then.
+  plansDir ??= mkdtempSync(join(process.env.FERRY_TEST_TMP ?? tmpdir(), 'ferry-plans-'));
   written += 1;
   const file = join(plansDir, `plans-${written}.json`);
   writeFileSync(file, JSON.stringify(plans));
