@@ -3,6 +3,7 @@
  * scripts/ensure-chromium.mjs) driven by playwright-core, for the console's end-to-end tests.
  * One browser per test file, a fresh context (cookies, storage) per test.
  */
+import { existsSync } from 'node:fs';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 
 export const CHROMIUM = process.env.FERRY_CHROMIUM ?? '/usr/bin/chromium';
@@ -22,6 +23,12 @@ export interface ConsolePage {
 }
 
 export async function launchBrowser(): Promise<TestBrowser> {
+  // Checked first: a launch that fails leaves Playwright's temporary folders behind.
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(
+      `no browser at ${CHROMIUM}: run \`npm test\` (it installs Chromium) or set FERRY_CHROMIUM`,
+    );
+  }
   // launch() gives the browser a fresh, temporary user-data dir of its own.
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
