@@ -75,9 +75,11 @@ function compilerOf(ajv: Ajv2020): (schema: Record<string, unknown>) => () => Va
 }
 
 /** Query, path and header values are text: coerce to the schema's types, on a copy. */
-const compileText = compilerOf(new Ajv2020({ strict: false, coerceTypes: 'array', verbose: true }));
+export const TEXT_AJV_OPTIONS = { strict: false, coerceTypes: 'array', verbose: true } as const;
 /** JSON bodies are typed already: no coercion. */
-const compileJson = compilerOf(new Ajv2020({ strict: false, verbose: true }));
+export const JSON_AJV_OPTIONS = { strict: false, verbose: true } as const;
+const compileText = compilerOf(new Ajv2020(TEXT_AJV_OPTIONS));
+const compileJson = compilerOf(new Ajv2020(JSON_AJV_OPTIONS));
 
 /** `/1/destination` → ["1", "destination"]. */
 const segments = (pointer: string): string[] =>
