@@ -48,6 +48,7 @@ import { randomBytes } from 'node:crypto';
 import postgres, { type Sql } from 'postgres';
 import { startWorkflowEndpoint, triggerRuns, WORKFLOW_STEPS } from './workflow.js';
 import { Pool } from 'undici';
+import { loadConfig, type Config } from '../cli/config.js';
 import { newMessageId } from '../core/ids.js';
 import type { Message } from '../core/types.js';
 import type { Driver } from '../storage/driver.js';
@@ -100,15 +101,21 @@ const args = scriptArgs(
   },
   USAGE,
 );
+/** Deliveries Ferry runs at once to one origin with `config` (`originConcurrency` 0: no cap). */
+function perOriginInFlight(config: Config): number {
+  const { concurrency, originConcurrency } = config;
+  return originConcurrency === 0 ? concurrency : Math.min(originConcurrency, concurrency);
+}
 const quick = args.quick === true;
 /** Extra flags for Ferry's node (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`), space-separated. */
 const NODE_FLAGS = (process.env.FERRY_BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
 /**
- * Jobs a peer's worker runs at a time: what Ferry has in flight to one destination origin at
- * its default settings (`--concurrency 256`, `--origin-concurrency` a quarter of it), and every
- * delivery of the benchmark goes to the one receiver.
+ * Jobs a peer's worker runs at a time: what Ferry has in flight to one destination origin (every
+ * delivery of the benchmark goes to the one receiver), with the settings Ferry's processes get
+ * here: its defaults (`--concurrency 256`, `--origin-concurrency` a quarter of it: 64), or
+ * `FERRY_CONCURRENCY` / `FERRY_ORIGIN_CONCURRENCY` from the environment they inherit.
  */
-const PEER_CONCURRENCY = 64;
+const PEER_CONCURRENCY = perOriginInFlight(loadConfig([]));
 /** Interleaved repetitions of the end-to-end, latency and backlog cases (`--reps N`). */
 const REPS = wholeNumber(args.reps, 'reps', 3, USAGE, 1);
 /** Delayed messages (due in a day) seeded into the store of the backlog case (`--backlog N`). */
@@ -1577,6 +1584,8 @@ async function main(): Promise<void> {
       'once) in a process of its own, all on 127.0.0.1. Bodies are ~110 bytes. Publish cases use ' +
       '`Svc-Delay: 1d` so no delivery runs meanwhile. The end-to-end case publishes from ' +
       `${E2E_PUBLISHERS} concurrent clients so that publishing does not cap the delivery rate. ` +
+      `The peers' workers run ${PEER_CONCURRENCY} jobs at a time: what Ferry has in flight to one ` +
+      'destination origin with the settings its processes get here. ' +
       'The latency case paces publishes at a steady rate over a 20-connection pool; latency is ' +
       'measured at the receiver from a timestamp written into the body just before the publish ' +
       'request, so it includes any wait of the publish itself. The fan-out case publishes to a ' +
