@@ -49,7 +49,6 @@ import postgres, { type Sql } from 'postgres';
 import { startWorkflowEndpoint, triggerRuns, WORKFLOW_STEPS } from './workflow.js';
 import { Pool } from 'undici';
 import { loadConfig, type Config } from '../cli/config.js';
-import { START_NODE_FLAGS } from '../cli/heap-growth.js';
 import { newMessageId } from '../core/ids.js';
 import type { Message } from '../core/types.js';
 import type { Driver } from '../storage/driver.js';
@@ -338,15 +337,10 @@ async function startFerry(
       store.secretKey,
     );
   }
-  // As `npm start` runs it; flags of FERRY_BENCH_NODE_FLAGS come later and so win.
-  const proc: ChildProcess = spawn(
-    process.execPath,
-    [...START_NODE_FLAGS, ...NODE_FLAGS, ...args],
-    {
-      env: process.env,
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
+  const proc: ChildProcess = spawn(process.execPath, [...NODE_FLAGS, ...args], {
+    env: process.env,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   await new Promise<void>((resolve, reject) => {
     let out = '';
     proc.stdout?.on('data', (d: Buffer) => {
@@ -1583,8 +1577,7 @@ async function main(): Promise<void> {
       `| ${r.storage} | ${r.case} | ${r.n.toLocaleString('en')} | ${r.result} | ${r.detail} |`,
     );
   console.log(
-    '\nMethod: Ferry runs as a child process (`ferry start` with the node flags `npm start` ' +
-      `passes, ${START_NODE_FLAGS.join(' ')}; default settings but ` +
+    '\nMethod: Ferry runs as a child process (`ferry start`, default settings but ' +
       'max_requests_per_second lifted, SQLite with ' +
       'synchronous=FULL, a fresh data directory per case); the load generator (undici pool, ' +
       'keep-alive) runs in the benchmark process and the receiver (node:http, answers 200 at ' +

@@ -11,23 +11,6 @@
  */
 import v8 from 'node:v8';
 
-/**
- * Node flags `npm start` (package.json) and the systemd unit of docs/operations.md pass, and the
- * benchmark's Ferry runs with: V8's young generation at 64 MB per semi-space instead of 16.
- * Objects that live a few milliseconds to a few hundred (requests in flight, deliveries,
- * statements in the driver's pipeline) are copied by fewer scavenges before they die. Measured in
- * alternating pairs after 20,000 warm-up messages (end to end, 2026-11-28): Ferry's CPU per
- * message lower in 19 of 26 pairs on PostgreSQL and 11 of 14 on SQLite, by 8–10 % (medians of the
- * pairs' ratios), V8's helper threads lower in 13 of the 14 pairs where threads were recorded;
- * fresh processes showed no difference; the p99 at 500 msg/s was lower in every one of 5 earlier
- * pairs (2026-11-27). The cost is memory: a peak RSS of 372 against 283 MB (SQLite) and 410
- * against 293 MB (PostgreSQL) over a warm end-to-end run (docs/benchmarks.md). V8 sizes the young
- * generation when the process starts (`v8.setFlagsFromString` leaves it as it was), so unlike the
- * growth factor below it must be on node's command line or in NODE_OPTIONS: `ferry` run by
- * itself goes without it.
- */
-export const START_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=64'];
-
 /** The V8 flag `ferry start` sets: the old generation may grow to 4 times what was kept. */
 export const HEAP_GROWTH_FLAG = '--heap-growing-percent=300';
 
