@@ -176,17 +176,18 @@ describe('WAL checkpoints on their own thread', { timeout: 60_000 }, () => {
       }
       await next((e) => e.mode === 'restart', 'a RESTART checkpoint');
       expect(events.filter((e) => e.type === 'failed')).toEqual([]);
-      // Reset while the commits went on, and cut back to the limit (`journal_size_limit`): the
-      // WAL's file shrank between two rounds, where without a reset it would only grow, to all that 40
-      // rounds committed. How far it grows between two resets is what commits add while the
-      // passes before the RESTART run, which a loaded machine (a stalled checkpoint thread, slow
-      // fsyncs) stretches: about twice the limit here on an idle machine, 12 times once in CI,
-      // so that size is not the measure; the limits' arithmetic is nextCheckpoint's test above.
-      // A round commits about 200 frames after the cut.
-      const cutBack = sizes.some(
-        (size, i) => size < (sizes[i - 1] ?? 0) && size <= SMALL.limitFrames + 250,
+      // How far the WAL grows between two resets is what commits add while the passes before
+      // the RESTART run: about twice the limit on an idle machine, 12 times once in a loaded CI
+      // run (a stalled checkpoint thread, slow fsyncs), so its peak is not the measure. What
+      // the mechanism guarantees is that the WAL is reset while commits go on and its file cut
+      // back to the limit (`journal_size_limit`) instead of keeping all that was committed:
+      // with commits still going on, the file comes back to the limit.
+      const limitBytes = SMALL.limitFrames * FRAME_BYTES;
+      const deadline = Date.now() + 20_000;
+      while (walBytes(path) > limitBytes && Date.now() < deadline) await commitMany(driver, 1);
+      expect(walBytes(path), `WAL frames after each round: ${sizes.join(' ')}`).toBeLessThanOrEqual(
+        limitBytes,
       );
-      expect(cutBack, `WAL sizes by round, frames: ${sizes.join(' ')}`).toBe(true);
     } finally {
       await driver.close();
     }
