@@ -25,6 +25,8 @@ const TIMEOUT_MS = 400;
 /** A TCP proxy to the database whose traffic the test can hold (freeze) and release (thaw). */
 interface FreezableProxy {
   port: number;
+  /** The local ports of the proxy's connections to the server (`client_port` there). */
+  upstreamPorts(): number[];
   freeze(): void;
   thaw(): void;
   close(): Promise<void>;
@@ -34,6 +36,7 @@ async function startProxy(target: URL): Promise<FreezableProxy> {
   let frozen = false;
   const held: (() => void)[] = [];
   const sockets = new Set<Socket>();
+  const upstreams = new Set<Socket>();
   const forward = (from: Socket, to: Socket): void => {
     from.on('data', (chunk: Buffer) => {
       if (frozen) held.push(() => to.write(chunk));
@@ -42,6 +45,8 @@ async function startProxy(target: URL): Promise<FreezableProxy> {
   };
   const server: Server = createServer((client) => {
     const upstream = connect(Number(target.port || 5432), target.hostname);
+    upstreams.add(upstream);
+    upstream.on('close', () => upstreams.delete(upstream));
     for (const s of [client, upstream]) {
       sockets.add(s);
       s.on('error', () => undefined);
@@ -57,6 +62,7 @@ async function startProxy(target: URL): Promise<FreezableProxy> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     port: (server.address() as { port: number }).port,
+    upstreamPorts: () => [...upstreams].flatMap((s) => (s.localPort ? [s.localPort] : [])),
     freeze: () => void (frozen = true),
     thaw() {
       frozen = false;
@@ -115,6 +121,24 @@ describe.skipIf(!url)('PostgreSQL driver deadline', () => {
     expect(done()).toBe(true);
   }
 
+  /**
+   * Resolves once the server has finished everything the driver sent it: each of the driver's
+   * connections is `idle` (not in a transaction, not running a statement). A later statement on
+   * the pool may take another connection, so its answer says nothing about the held one.
+   */
+  async function serverDone(): Promise<void> {
+    const busy = async (): Promise<number> => {
+      const ports = proxy.upstreamPorts();
+      const [row] = await admin<{ n: number }[]>`
+        SELECT count(*)::int AS n FROM pg_stat_activity
+        WHERE client_port = ANY(${ports}::int[]) AND state <> 'idle'`;
+      return row?.n ?? 0;
+    };
+    const deadline = Date.now() + 10_000;
+    while ((await busy()) > 0 && Date.now() < deadline) await admin`SELECT pg_sleep(0.02)`;
+    expect(await busy()).toBe(0);
+  }
+
   const stored = async (id: string): Promise<boolean> =>
     (await admin`SELECT id FROM messages WHERE id = ${id}`).length === 1;
 
@@ -136,8 +160,7 @@ describe.skipIf(!url)('PostgreSQL driver deadline', () => {
     // The server answers again: the INSERT completes, and the transaction must roll back.
     proxy.thaw();
     await until(() => inserted);
-    // Once a later statement on the pool returns, the transaction's ROLLBACK has been answered.
-    await driver.executor.messageGet({ accountId: account.id, id: message.id });
+    await serverDone(); // the transaction's end (ROLLBACK, or COMMIT were it wrong) is through
     expect(await stored(message.id)).toBe(false);
     // Storage works again: the same insert commits.
     await driver.executor.transaction((tx) => tx.messageInsertMany({ messages: [message] }));
@@ -154,8 +177,7 @@ describe.skipIf(!url)('PostgreSQL driver deadline', () => {
     );
     expect(error).toMatchObject({ applied: 'unknown', code: 'STORAGE_NO_ANSWER' });
     proxy.thaw();
-    await until(() => true);
-    await driver.executor.messageGet({ accountId: account.id, id: message.id });
+    await serverDone();
     expect(await stored(message.id)).toBe(true);
   });
 
