@@ -128,7 +128,7 @@ const FLOW_ROUNDS = 5;
  * Seconds at the latency case's rate before its measurement starts (see benchLatency). A fresh
  * process on this 2-CPU machine takes about 6 s at 500 msg/s to settle (V8's optimizing compiler
  * runs on helper threads meanwhile): recorded arrival times put most of the worst 1 % of a
- * measurement that started after 2 s in its first 4 s (docs/benchmarks.md).
+ * measurement that started after 2 s in its first 4 s (docs/benchmarks-log.md).
  */
 const WARM_UP_SECONDS = quick ? 2 : 10;
 /**
@@ -547,7 +547,7 @@ async function benchPublish(
 /**
  * Runs a pair of `--baseline` runs, this build's first in even repetitions and the baseline's
  * first in odd ones: two runs in a row differ here by up to a fifth, and a comparison whose every
- * pair had one build first has been seen to reverse with the order swapped (docs/benchmarks.md).
+ * pair had one build first has been seen to reverse with the order swapped (docs/benchmarks-log.md).
  */
 async function inPairOrder(
   rep: number,

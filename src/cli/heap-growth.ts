@@ -7,7 +7,7 @@
  * at 4 there were a third as many (2 instead of 6 and 9 over 10,000 messages), the p99 at 500
  * msg/s fell from 17.8, 13.7 and 16.7 ms to 9.7, 6.8 and 7.9 ms in three alternating pairs, SQLite's
  * and the full-rate throughput did not change, and the process's peak RSS rose by about 30 MB
- * (docs/benchmarks.md). A flag given on the command line or in NODE_OPTIONS wins.
+ * (docs/benchmarks-log.md). A flag given on the command line or in NODE_OPTIONS wins.
  */
 import v8 from 'node:v8';
 

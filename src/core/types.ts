@@ -138,7 +138,7 @@ export interface ClaimedMessage extends Message {
  * claimed message but SQLite's read from its row (`claimedFromColumns`, the same order) is built
  * here, with its fields in one order, so that the engine's code sees one object shape for them: a
  * spread (`{ ...m, leaseToken }`) gave another, and measured several per cent more CPU per
- * message (docs/benchmarks.md).
+ * message (docs/benchmarks-log.md).
  */
 export function leasedMessage(
   m: Message,

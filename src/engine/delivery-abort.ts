@@ -3,7 +3,7 @@
  * whatever waits on the delivery at that moment (a slot, the HTTP exchange). Written instead of
  * using an AbortController: every delivery has one while only a shutdown ever fires it, and the
  * controller's signal (an EventTarget, created on first use) plus the listener each step adds and
- * removes cost about 3 µs of the main thread per delivery (measured, docs/benchmarks.md).
+ * removes cost about 3 µs of the main thread per delivery (measured, docs/benchmarks-log.md).
  */
 export class DeliveryAbort {
   private fired = false;

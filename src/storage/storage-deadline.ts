@@ -104,7 +104,7 @@ export class Deadline {
    * entry, serves them all. Written by
    * hand instead of a timer per operation: on PostgreSQL every statement passes here, and a
    * `setTimeout` plus `clearTimeout` each was measurable garbage (about 1 KB per statement at
-   * 500 msg/s, docs/benchmarks.md).
+   * 500 msg/s, docs/benchmarks-log.md).
    */
   private readonly waiting = new Set<Waiting>();
   private timer: NodeJS.Timeout | undefined;

@@ -10,7 +10,7 @@
  * one literal per column, where `JSON.stringify` is one native pass. Inserting event rows (a
  * script against PostgreSQL 15, 2026-11-27), per row: Ferry's CPU 97 → 77 µs at one row a
  * statement and 4.4 → 2.8–3.2 µs at 200, PostgreSQL's 155 → 96 µs at one row a statement, and
- * half as many young-generation collections (docs/benchmarks.md).
+ * half as many young-generation collections (docs/benchmarks-log.md).
  */
 import type { Db } from './postgres-rows.js';
 

@@ -150,7 +150,7 @@ class PostgresExecutor implements Executor {
    *   messages) had them planned anew at every execution: its estimate for a range on a
    *   parameter or an array parameter's rows made the generic plan look dearer than planning
    *   again, which cost the claim 0.62 instead of 0.24 ms and the outcome 0.30 instead of 0.15
-   *   (docs/benchmarks.md). Other statements keep the planner's choice: a list's filters are
+   *   (docs/benchmarks-log.md). Other statements keep the planner's choice: a list's filters are
    *   planned with their values.
    */
   constructor(
@@ -490,7 +490,7 @@ const FIXED_POOL_MAX = 4;
  * (a fresh store, the start of a burst): there a scan looks cheaper than an index, and the plan
  * kept it for the connection's life. The outcome statement of the end-to-end benchmark read the
  * whole messages table (with its dead rows) for every batch, 55 % of PostgreSQL's active time
- * (docs/benchmarks.md), and the claim joined its picked candidates to every due message (by a
+ * (docs/benchmarks-log.md), and the claim joined its picked candidates to every due message (by a
  * hash join over the due index) instead of looking each up. These statements are written to
  * touch a batch of rows by index or ctid: with sequential and bitmap scans off, and hash and
  * merge joins off (joins are per-row lookups), the planner keeps to that whatever the table held

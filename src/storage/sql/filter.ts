@@ -114,7 +114,7 @@ interface UrlParts {
  * The parts of the URLs split last. Every stored row (a message, each of its events) takes both
  * columns, so one URL is split several times per message, and most destinations recur: a
  * `new URL` each time was a measured 3 KB of garbage per message at 500 msg/s
- * (docs/benchmarks.md). Emptied when full: bounded, and no bookkeeping per hit.
+ * (docs/benchmarks-log.md). Emptied when full: bounded, and no bookkeeping per hit.
  */
 const recentUrls = new Map<string, UrlParts>();
 const RECENT_URLS = 256;

@@ -28,7 +28,7 @@ export interface KeptMessage {
  *
  * Written by hand, for a measured cost: reading a claimed row back (a lookup through the id
  * index and the rowid, then decoding fifteen columns) was about half of the SQLite claim, and the
- * claim about a tenth of Ferry's main thread when the engine is behind (docs/benchmarks.md,
+ * claim about a tenth of Ferry's main thread when the engine is behind (docs/benchmarks-log.md,
  * "The first claim of a fresh message without reading its row back").
  *
  * What makes it exact: the columns a claim reads (CLAIM_COLUMNS) never change while a row is

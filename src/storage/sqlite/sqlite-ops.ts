@@ -153,7 +153,7 @@ const DELETE_LEASED =
  * a statement changes into its statement journal, in memory up to 64 KiB and in a temporary file
  * beyond; once a statement has spilled, each later statement of the transaction writes its pages
  * to that file too. Deleting 64 of the benchmark's delivered messages in one statement spilled,
- * and the writes that followed took about 9 % of the main thread (docs/benchmarks.md). In a script
+ * and the writes that followed took about 9 % of the main thread (docs/benchmarks-log.md). In a script
  * on this schema, chunks of 32 never spilled with bodies from 110 bytes to 3 KB (larger rows free
  * whole pages, which are not copied); 16 is half of that.
  */
@@ -502,7 +502,7 @@ export class SqliteOps {
   /**
    * One statement per DELETE_CHUNK leases (the ids as one JSON parameter), where the other fenced
    * operations run one per lease: this is the outcome writer's hot path, and at the storage layer
-   * it measured 1.3–2.3 µs less per delivered message (docs/benchmarks.md).
+   * it measured 1.3–2.3 µs less per delivered message (docs/benchmarks-log.md).
    */
   messageDeleteLeasedMany({ leases }: MessageDeleteLeasedManyParams): string[] {
     const held = leases.filter((l) => this.leases.holds(l.id, l.leaseToken));

@@ -60,7 +60,7 @@ export class SqliteStatements {
    * Inside a transaction, `fn` runs directly, in no SAVEPOINT. A savepoint makes SQLite copy
    * each page `fn` changes into a sub-journal, and one holding more than 64 KiB goes to a
    * temporary file: with a savepoint per operation, the end-to-end benchmark wrote 1.85 GB to
-   * such files for 20,000 messages, 45 write calls per message (docs/benchmarks.md). Without
+   * such files for 20,000 messages, 45 write calls per message (docs/benchmarks-log.md). Without
    * one, an `fn` that throws after writing leaves those writes in the transaction, so the
    * transaction is then failed, as PostgreSQL fails one after an error: every later operation
    * in it throws, and it can only roll back, whole or to a savepoint taken before (see

@@ -4,7 +4,7 @@
  * SQLite checkpoints automatically inside the commit that grows the WAL past 1,000 pages: that
  * commit copies the WAL's pages into the database file and fsyncs both, on the connection's
  * thread, which for Ferry is the main thread. It held the event loop for 10–100 ms (publishes,
- * claims and `/health` waited behind it; see docs/benchmarks.md). So the main connection runs with
+ * claims and `/health` waited behind it; see docs/benchmarks-log.md). So the main connection runs with
  * `wal_autocheckpoint=0`, and a worker thread with a second connection to the same file does the
  * checkpoints (wal-checkpoint-worker.ts).
  *
