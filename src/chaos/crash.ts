@@ -216,9 +216,12 @@ export async function runCrash(o: CrashOptions): Promise<CrashReport> {
       }
       const victim = live[Math.floor(Math.random() * live.length)] as number;
       const node = nodes[victim] as FerryNode;
-      // The victim's sockets, read just before the kill: what it sent is told apart by port.
+      // The victim's sockets, read while it is stopped (it can open no other before the kill):
+      // what it sent is told apart by port.
+      const at = Date.now();
+      node.proc.kill('SIGSTOP');
       const ports = node.proc.pid === undefined ? new Set<number>() : tcpPortsOf(node.proc.pid);
-      const kill = { at: Date.now(), exited: 0, back: Number.POSITIVE_INFINITY, ports };
+      const kill = { at, exited: 0, back: Number.POSITIVE_INFINITY, ports };
       nodes[victim] = undefined;
       node.proc.kill('SIGKILL');
       await node.exited;
@@ -302,7 +305,7 @@ export async function runCrash(o: CrashOptions): Promise<CrashReport> {
             duplicatesNotInFlight++;
             if (examples.length < 5) {
               examples.push(
-                `${r.behaviour} ${id}: ${arrivals.map((a) => `${a.at - started}:${a.status}`).join(' ')}`,
+                `${r.behaviour} ${id}: ${arrivals.map((a) => `${a.at - started}:${a.status} from port ${a.port}`).join(', ')}`,
               );
             }
           }
@@ -340,7 +343,10 @@ export async function runCrash(o: CrashOptions): Promise<CrashReport> {
       lostIds: lostIds.slice(0, 10),
       duplicates,
       duplicatesNotInFlight,
-      examples: [...examples, `kills at ${kills.map((k) => k.at - started).join(', ')}`],
+      examples: [
+        ...examples,
+        `kills at ${kills.map((k) => `${k.at - started} (exit seen ${k.exited - started}; its ports ${[...k.ports].sort((x, y) => x - y).join(' ')})`).join(', ')}`,
+      ],
       maxRedeliveryMs,
       maxRedeliveryAfterBackMs,
       redeliveryWithinBound:
