@@ -25,7 +25,7 @@ interface Gap {
   what: string;
   measured: number;
   expected: number;
-  /** Where the time went, from the message's events (written only for a miss). */
+  /** Where the time went, from the message's events (read only for a miss). */
   explain: () => Promise<string>;
 }
 
