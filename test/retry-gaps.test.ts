@@ -35,8 +35,8 @@ const missed = (g: Gap): boolean => !(Math.abs(g.measured - g.expected) <= SLACK
  * Runs `measure` and expects every gap within the slack. A miss is printed with where its time
  * went and measured once more, with new messages, before the test fails: the wiring faults this
  * file is about (a retry waiting for the 5 s idle sleep or for an unrelated wake-up) miss every
- * time, while a shared machine can stall a process once (a CI run saw a 300 ms retry after
- * 582 ms, in one of dozens of runs, never reproduced here, not even beside two busy loops).
+ * time, while a shared machine can stall a process once (a CI run on 2026-11-28 saw a 300 ms
+ * retry after 582 ms; never reproduced here, not even beside two busy loops).
  */
 async function expectGaps(measure: () => Promise<Gap[]>): Promise<void> {
   for (let round = 1; ; round++) {
