@@ -115,10 +115,10 @@ describe.skipIf(!url)('PostgreSQL driver deadline', () => {
     );
 
   /** Resolves once `done()` is true, polling the database (a round trip per check). */
-  async function until(done: () => boolean): Promise<void> {
+  async function until(done: () => boolean | Promise<boolean>): Promise<void> {
     const deadline = Date.now() + 10_000;
-    while (!done() && Date.now() < deadline) await admin`SELECT pg_sleep(0.02)`;
-    expect(done()).toBe(true);
+    while (!(await done()) && Date.now() < deadline) await admin`SELECT pg_sleep(0.02)`;
+    expect(await done()).toBe(true);
   }
 
   /**
@@ -127,16 +127,12 @@ describe.skipIf(!url)('PostgreSQL driver deadline', () => {
    * the pool may take another connection, so its answer says nothing about the held one.
    */
   async function serverDone(): Promise<void> {
-    const busy = async (): Promise<number> => {
-      const ports = proxy.upstreamPorts();
+    await until(async () => {
       const [row] = await admin<{ n: number }[]>`
         SELECT count(*)::int AS n FROM pg_stat_activity
-        WHERE client_port = ANY(${ports}::int[]) AND state <> 'idle'`;
-      return row?.n ?? 0;
-    };
-    const deadline = Date.now() + 10_000;
-    while ((await busy()) > 0 && Date.now() < deadline) await admin`SELECT pg_sleep(0.02)`;
-    expect(await busy()).toBe(0);
+        WHERE client_port = ANY(${proxy.upstreamPorts()}::int[]) AND state <> 'idle'`;
+      return row?.n === 0;
+    });
   }
 
   const stored = async (id: string): Promise<boolean> =>
