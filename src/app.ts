@@ -362,10 +362,15 @@ async function closeWithin(server: FastifyInstance, graceMs: number): Promise<vo
   }
 }
 
-/** Listens and returns the server's URL (`http://host:port`, IPv6 hosts bracketed). */
+/**
+ * Listens and returns the server's URL (`http://host:port`, IPv6 hosts bracketed). A wildcard
+ * address (`0.0.0.0`, `::`) is no address to connect to: the URL names this machine's loopback,
+ * which the banner, credentials.json and the client commands then use.
+ */
 async function listen(server: FastifyInstance, port: number, host: string): Promise<string> {
   const address = await server.listen({ port, host });
   const { port: bound } = server.server.address() as { port: number };
-  const shown = host.includes(':') ? `[${host}]` : host;
+  const reachable = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
+  const shown = reachable.includes(':') ? `[${reachable}]` : reachable;
   return address.startsWith('http') ? `http://${shown}:${bound}` : address;
 }

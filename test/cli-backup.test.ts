@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from './helpers/cli.js';
+import { basic } from './helpers/mgmt.js';
 import { startFerryProcess, type FerryProcess } from './helpers/process.js';
 import { startReceiver } from './helpers/receiver.js';
 
@@ -83,8 +84,15 @@ describe('ferry backup and restore', { timeout: 180_000 }, () => {
       restoredDir,
       '--credentials',
       join(dataDir, 'credentials.json'),
+      '--secret-key-file',
+      join(dataDir, 'secret.key'),
     ]);
     expect(restore.status, restore.stderr).toBe(0);
+    expect(restore.stderr).toBe('');
+    // Without the key file the command says what the start would lose.
+    const keyless = await runCli(['restore', file, '--data-dir', join(dir, 'keyless')]);
+    expect(keyless.status, keyless.stderr).toBe(0);
+    expect(keyless.stderr).toMatch(/no secret\.key in .*--secret-key-file/);
     expect(existsSync(join(restoredDir, 'ferry.db-wal'))).toBe(false);
     const again = await runCli(['restore', file, '--data-dir', restoredDir]);
     expect(again.status).toBe(2);
@@ -94,6 +102,12 @@ describe('ferry backup and restore', { timeout: 180_000 }, () => {
     running.push(restored);
     expect(restored.credentials.token).toBe(token);
     expect(restored.output()).toContain('Using the default account');
+    // The stored credentials open with the restored key: the management API shows the token.
+    const { mgmtUrl, email, apiKey } = restored.credentials;
+    const accounts = (await (
+      await fetch(`${mgmtUrl}/v2/queue`, { headers: { authorization: basic(email, apiKey) } })
+    ).json()) as { token: string }[];
+    expect(accounts.map((a) => a.token)).toContain(token);
     const stored = async (id: string): Promise<boolean> => {
       const res = await fetch(`${restored.credentials.baseUrl}/v2/messages/${id}`, {
         headers: { authorization: `Bearer ${token}` },

@@ -45,6 +45,10 @@ describe('ferry users create', () => {
       });
       expect(res.status).toBe(200);
       expect(await res.json()).toEqual([]);
+      // SQLite's file belongs to the running server: the command says how to go through it.
+      const busy = ferry('users', 'create', '--email', 'late@example.com', '--data-dir', dataDir);
+      expect(busy.status).toBe(1);
+      expect(busy.stderr).toMatch(/in use by another Ferry process.*POST \/v2\/admin\/users/);
     } finally {
       await f.kill('SIGTERM');
     }

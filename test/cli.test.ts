@@ -147,6 +147,34 @@ describe('ferry start', () => {
     await dest.close();
   });
 
+  it('listening on every address, gives a loopback URL to connect to; a busy port names its flag', async () => {
+    const f = await startFerryProcess({ dataDir, args: ['--host', '0.0.0.0'] });
+    const { baseUrl, token } = f.credentials;
+    expect(baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(f.output()).toContain(`Ferry is running at ${baseUrl}`);
+    const events = await fetch(`${baseUrl}/v2/events`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(events.status).toBe(200);
+
+    const port = new URL(baseUrl).port;
+    const other = mkdtempSync(join(tmpdir(), 'ferry-cli-'));
+    try {
+      const busy = spawnSync(
+        process.execPath,
+        [MAIN, 'start', '--port', port, '--data-dir', other, '--log-level', 'warn'],
+        { encoding: 'utf8' },
+      );
+      expect(busy.status).toBe(2);
+      expect(busy.stderr).toMatch(
+        new RegExp(`--port/FERRY_PORT: port ${port} on 127\\.0\\.0\\.1 is already in use`),
+      );
+    } finally {
+      rmSync(other, { recursive: true, force: true });
+    }
+    expect(await f.kill('SIGTERM')).toBe(0);
+  });
+
   it('rejects an unknown option or a bad value with a message and status 2', () => {
     assertBuilt();
     const unknown = spawnSync(process.execPath, [MAIN, 'start', '--colour', 'blue'], {
@@ -172,6 +200,12 @@ describe('ferry start', () => {
     expect(badKey.status).toBe(2);
     expect(badKey.stderr).toMatch(/--secret-key\/FERRY_SECRET_KEY must be 32 bytes/);
     expect(badKey.stderr).not.toContain('hunter2');
+    const typo = spawnSync(process.execPath, [MAIN, 'start', '--data-dir', dataDir], {
+      encoding: 'utf8',
+      env: { ...process.env, FERRY_ENV: 'prod' },
+    });
+    expect(typo.status).toBe(2);
+    expect(typo.stderr).toMatch(/--production\/FERRY_ENV must be one of production, true, 1/);
     const help = spawnSync(process.execPath, [MAIN, '--help'], { encoding: 'utf8' });
     expect(help.status).toBe(0);
     expect(help.stdout).toMatch(/--database-url/);

@@ -79,6 +79,32 @@ describe('loadConfig', () => {
     );
   });
 
+  it('reads a switch only from the words it documents', () => {
+    for (const [value, on] of [
+      ['production', true],
+      ['true', true],
+      ['1', true],
+      ['development', false],
+      ['false', false],
+      ['0', false],
+    ] as const) {
+      expect(loadConfig([], { FERRY_ENV: value }, dir).production).toBe(on);
+    }
+    expect(loadConfig(['--production'], {}, dir).production).toBe(true);
+    expect(loadConfig([], { FERRY_METRICS_ACCOUNT_LABEL: '0' }, dir).metricsAccountLabel).toBe(
+      false,
+    );
+  });
+
+  it('listens on an IP address or a host name, and splits roles only on PostgreSQL', () => {
+    for (const host of ['0.0.0.0', '::', '::1', 'localhost', 'ferry-1.internal']) {
+      expect(loadConfig(['--host', host], {}, dir).host).toBe(host);
+    }
+    const url = 'postgres://db/ferry';
+    const config = loadConfig(['--roles', 'worker', '--database-url', url], {}, dir);
+    expect(config.roles).toEqual(['worker']);
+  });
+
   it('takes flags over environment variables', () => {
     const env = { FERRY_PORT: '9000', FERRY_HEADER_PREFIX: 'Upstash', FERRY_ENV: 'production' };
     const config = loadConfig(['--port=9100', '--lease', '1m'], env, dir);
@@ -123,6 +149,12 @@ describe('loadConfig', () => {
       [['--host'], {}, /--host needs a value/],
       [['--secret-key', 'hunter2'], {}, /--secret-key\/FERRY_SECRET_KEY must be 32 bytes/],
       [[], { FERRY_SECRET_KEY: 'ab'.repeat(31) }, /--secret-key\/FERRY_SECRET_KEY/],
+      [[], { FERRY_ENV: 'prod' }, /--production\/FERRY_ENV must be one of production, .*"prod"/],
+      [[], { FERRY_ENV: 'yes' }, /--production\/FERRY_ENV/],
+      [[], { FERRY_METRICS_ACCOUNT_LABEL: 'yes' }, /--metrics-account-label/],
+      [['--host', '999.1.1.1'], {}, /--host\/FERRY_HOST must be an IP address or a host name/],
+      [['--host', 'my host'], {}, /--host\/FERRY_HOST/],
+      [['--roles', 'worker'], {}, /api, scheduler, maintenance would run nowhere/],
     ];
     for (const [argv, env, pattern] of cases) {
       expect(() => loadConfig(argv, env, dir)).toThrow(ConfigError);

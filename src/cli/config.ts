@@ -5,6 +5,7 @@
 import { Command, CommanderError, Option as CommandOption } from 'commander';
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { isPlanName, resolvePlans, type PlanTable } from '../core/plans.js';
 import type { PlanName } from '../core/types.js';
@@ -404,6 +405,18 @@ function databaseSchema(value: string | undefined, option: string): string {
   return schema;
 }
 
+/**
+ * An address `listen` can take: an IP address, or a host name made of DNS labels. All-numeric
+ * dotted names (`999.1.1.1`) are not host names: they are IPv4 addresses, checked as such.
+ */
+function isListenHost(host: string): boolean {
+  if (isIP(host) !== 0) return true;
+  if (/^[\d.]+$/.test(host)) return false;
+  return /^(?=.{1,253}$)[a-z\d]([a-z\d-]{0,61}[a-z\d])?(\.[a-z\d]([a-z\d-]{0,61}[a-z\d])?)*\.?$/i.test(
+    host,
+  );
+}
+
 function consoleOn(flags: ReadonlyMap<string, string>, env: NodeJS.ProcessEnv): boolean {
   if (flags.has(OPTIONS.noConsole.flag)) return false;
   const text = env[OPTIONS.noConsole.env] || 'true';
@@ -468,9 +481,28 @@ export function resolveConfig(
     return text as T;
   };
 
-  const productionText = get('production');
-  const production =
-    productionText === 'true' || productionText === '1' || productionText === 'production';
+  // A switch takes only the words below: a typo (`FERRY_ENV=prod`) must not quietly leave
+  // production's refusal of private destinations off.
+  const onOff = (name: OptionName, on: readonly string[], off: readonly string[]): boolean => {
+    const text = get(name);
+    if (text === undefined || off.includes(text)) return false;
+    if (on.includes(text)) return true;
+    throw new ConfigError(
+      `${describe(name)} must be one of ${[...on, ...off].join(', ')}, got "${text}"`,
+    );
+  };
+  const production = onOff(
+    'production',
+    ['production', 'true', '1'],
+    ['development', 'false', '0'],
+  );
+
+  const host = get('host') ?? '127.0.0.1';
+  if (!isListenHost(host)) {
+    throw new ConfigError(
+      `${describe('host')} must be an IP address or a host name, got "${host}"`,
+    );
+  }
 
   const prefix = get('headerPrefix') ?? 'Svc';
   if (!/^[A-Za-z][A-Za-z0-9]*$/.test(prefix)) {
@@ -505,6 +537,14 @@ export function resolveConfig(
   if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new ConfigError(`${describe('databaseUrl')} must be a postgres:// URL`);
   }
+  // The SQLite file belongs to one process, so no other process can run the roles left out.
+  const missing = ROLES.filter((role) => !roles.includes(role));
+  if (databaseUrl === undefined && missing.length > 0) {
+    throw new ConfigError(
+      `${describe('roles')}: with SQLite one process runs every role (${missing.join(', ')} ` +
+        `would run nowhere); splitting roles needs PostgreSQL (${describe('databaseUrl')})`,
+    );
+  }
 
   // The value is a secret: the error names the option and the expected form, never the value.
   const secretKeyText = get('secretKey');
@@ -520,7 +560,7 @@ export function resolveConfig(
     port: integer('port', 8080, 0, 65_535),
     mgmtPort: get('mgmtPort') === undefined ? undefined : integer('mgmtPort', 0, 0, 65_535),
     meteringFlushMs: duration('meteringFlush', '5s', 1_000),
-    host: get('host') ?? '127.0.0.1',
+    host,
     dataDir: resolve(cwd, get('dataDir') ?? '.ferry'),
     databaseUrl,
     databaseSchema: databaseSchema(get('databaseSchema'), describe('databaseSchema')),
@@ -564,7 +604,7 @@ export function resolveConfig(
     metricsPort:
       get('metricsPort') === undefined ? undefined : integer('metricsPort', 0, 0, 65_535),
     metricsToken: get('metricsToken'),
-    metricsAccountLabel: ['true', '1'].includes(get('metricsAccountLabel') ?? ''),
+    metricsAccountLabel: onOff('metricsAccountLabel', ['true', '1'], ['false', '0']),
     secretKey,
   };
 }

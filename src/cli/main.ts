@@ -20,7 +20,9 @@ function startCommand(): Command {
 function usersCommand(): Command {
   const create = addConfigOptions(
     new Command('create')
-      .description('create a management user in the storage the options name (server not needed)')
+      .description(
+        'create a management user in the storage the options name (SQLite: server stopped)',
+      )
       .requiredOption('--email <address>', 'its e-mail')
       .option('--admin', 'make it an administrator'),
   ).action(async (opts: { email: string; admin?: boolean }, command: Command) => {

@@ -14,6 +14,7 @@ import type { Logger } from '../core/logger.js';
 import { credentialsPath, ensureDefaultAccount, type Credentials } from './credentials.js';
 import { tuneHeapGrowth } from './heap-growth.js';
 import { isConnectionLoss } from '../storage/postgres/postgres-driver.js';
+import { DatabaseInUseError } from '../storage/sqlite/database-lock.js';
 
 /**
  * What a start prints. Secrets (the token, the signing keys, the administrator's API key) are
@@ -27,6 +28,8 @@ function banner(p: {
   created: boolean;
   adminCreated: boolean;
   serving: boolean;
+  /** Where `/metrics` is served when it has a port of its own (`--metrics-port`). */
+  metricsUrl?: string;
 }): string {
   const { config, credentials, account } = p;
   const storage = config.databaseUrl ? 'PostgreSQL' : `SQLite in ${config.dataDir}`;
@@ -44,6 +47,7 @@ function banner(p: {
     `  mode:     ${mode}`,
     `  headers:  ${config.headerPrefix}-*`,
     ...(p.serving && config.console ? [`  console:  ${credentials.baseUrl}/console`] : []),
+    ...(p.metricsUrl ? [`  metrics:  ${p.metricsUrl}/metrics`] : []),
     '',
     `  ${p.created ? 'Created' : 'Using'} the default account ${credentials.accountId} (plan ${account.plan})` +
       (p.created ? ':' : ''),
@@ -158,7 +162,14 @@ export async function start(config: Config): Promise<void> {
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
 
-  await ferry.start();
+  try {
+    await ferry.start();
+  } catch (error) {
+    const problem = listenProblem(error, config);
+    if (!problem) throw error;
+    await ferry.stop().catch(() => undefined);
+    throw new ConfigError(problem);
+  }
   const { credentials, account, created, adminCreated } = await ensureDefaultAccount({
     dataDir: config.dataDir,
     baseUrl: ferry.url,
@@ -172,20 +183,63 @@ export async function start(config: Config): Promise<void> {
   });
   const serving = config.roles.includes('api');
   process.stdout.write(
-    `${banner({ config, credentials, account, created, adminCreated, serving })}\n`,
+    `${banner({
+      config,
+      credentials,
+      account,
+      created,
+      adminCreated,
+      serving,
+      metricsUrl: config.metricsPort === undefined ? undefined : ferry.metricsUrl,
+    })}\n`,
   );
 }
 
 /**
+ * What went wrong when a port could not be opened, naming the option to change; undefined for
+ * any other failure. Node's listen errors carry the port (`EADDRINUSE`, `EACCES`) or the host
+ * name it could not resolve (`ENOTFOUND`).
+ */
+function listenProblem(error: unknown, config: Config): string | undefined {
+  const { code, port, hostname } = (error ?? {}) as {
+    code?: string;
+    port?: number;
+    hostname?: string;
+  };
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EADDRNOTAVAIL') {
+    return `--host/FERRY_HOST "${hostname ?? config.host}": no such address on this machine (${code})`;
+  }
+  if (code !== 'EADDRINUSE' && code !== 'EACCES') return undefined;
+  const option =
+    port === config.mgmtPort
+      ? '--mgmt-port/FERRY_MGMT_PORT'
+      : port === config.metricsPort
+        ? '--metrics-port/FERRY_METRICS_PORT'
+        : '--port/FERRY_PORT';
+  const why = code === 'EADDRINUSE' ? 'is already in use' : 'needs privileges this process lacks';
+  return `${option}: port ${port ?? '?'} on ${config.host} ${why} (${code})`;
+}
+
+/**
  * `ferry users create --email E [--admin]`: creates a management user in the storage the other
- * options name (the server need not run) and prints `{"email", "api_key"}`.
+ * options name (with SQLite, while no server holds the database) and prints `{"email", "api_key"}`.
  */
 export async function createUserOffline(
   config: Config,
   email: string,
   admin: boolean,
 ): Promise<void> {
-  const driver = openDriver(config);
+  let driver;
+  try {
+    driver = openDriver(config);
+  } catch (error) {
+    if (!(error instanceof DatabaseInUseError)) throw error;
+    throw new Error(
+      `${error.message}. Stop that server first, or create the user through it: ` +
+        "POST /v2/admin/users with an administrator's credentials (docs/management.md)",
+      { cause: error },
+    );
+  }
   try {
     await driver.migrate();
     const { user, apiKey } = await createUser({

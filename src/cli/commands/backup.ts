@@ -24,6 +24,7 @@ import {
   type DatabaseLock,
 } from '../../storage/sqlite/database-lock.js';
 import { credentialsPath } from '../credentials-file.js';
+import { secretKeyPath } from '../secret-key.js';
 import { UsageError } from '../errors.js';
 import { act } from './action.js';
 import { adminClient, withAdminConnection, type ConnectionFlags } from './connection.js';
@@ -132,12 +133,19 @@ function assertNotInUse(path: string): void {
 }
 
 function restoreCommand(): Command {
-  return act<{ dataDir: string; credentials?: string; force?: boolean; json?: boolean }>(
+  return act<{
+    dataDir: string;
+    credentials?: string;
+    secretKeyFile?: string;
+    force?: boolean;
+    json?: boolean;
+  }>(
     new Command('restore')
       .description("put a backup in place of a data directory's database (Ferry stopped)")
       .argument('<file>', 'a file written by ferry backup')
       .requiredOption('--data-dir <dir>', 'the data directory to restore into (created if missing)')
       .option('--credentials <file>', 'also install this credentials.json (mode 0600)')
+      .option('--secret-key-file <file>', 'also install this secret.key (mode 0600)')
       .option('--force', 'replace the database the directory already has')
       .option('--json', 'print JSON'),
     async (opts, [file = '']) => {
@@ -160,6 +168,19 @@ function restoreCommand(): Command {
         process.stderr.write(
           `ferry: no credentials.json in ${dir}: copy the backed-up server's there (or pass ` +
             '--credentials), else the next start creates a new default account and administrator\n',
+        );
+      }
+      // The database's stored secrets are sealed with the backed-up server's key: a start
+      // without it makes a new key, and the management API then shows them empty.
+      const key = secretKeyPath(dir);
+      if (opts.secretKeyFile !== undefined) {
+        copyFileSync(resolve(opts.secretKeyFile), key);
+        chmodSync(key, 0o600);
+      } else if (!existsSync(key) && !process.env.FERRY_SECRET_KEY) {
+        process.stderr.write(
+          `ferry: no secret.key in ${dir}: copy the backed-up server's there (or pass ` +
+            "--secret-key-file), else the credentials the database keeps sealed (accounts' " +
+            'passwords and tokens shown by the management API) cannot be read after start\n',
         );
       }
       const result = { dataDir: dir, database: target, schemaVersion: version };
