@@ -139,9 +139,23 @@ describe('ferry dlq', SLOW, () => {
       const page = await cliJson<{ messages: DlqMessage[] }>(['dlq', 'list'], env);
       return page.messages.find((m) => m.messageId === retried.responses[0]?.messageId);
     });
-    expect(await cliJson(['dlq', 'delete', second.dlqId], env)).toEqual({ deleted: 1 });
+    const partly = await runCli(['dlq', 'delete', second.dlqId, 'dlq_nosuch'], env);
+    expect(partly.stdout).toBe('deleted 1; 1 of the ids given not in the DLQ\n');
     const missing = await runCli(['dlq', 'get', second.dlqId], env);
     expect(missing.status).toBe(1);
+  });
+
+  it('shows why an attempt without a response failed', async () => {
+    const { messageId } = await cliJson<{ messageId: string }>(
+      ['publish', 'http://127.0.0.1:1/closed', '--body', 'x', '--retries', '0'],
+      env,
+    );
+    const entry = await eventually(async () => {
+      const page = await cliJson<{ messages: DlqMessage[] }>(['dlq', 'list'], env);
+      return page.messages.find((m) => m.messageId === messageId);
+    });
+    const shown = await runCli(['dlq', 'get', entry.dlqId], env);
+    expect(shown.stdout).toMatch(/^error:\s+.*ECONNREFUSED/m);
   });
 });
 
@@ -163,6 +177,11 @@ describe('ferry schedules, groups, queues and keys', SLOW, () => {
     );
     const list = await cliJson<Schedule[]>(['schedules', 'list'], env);
     expect(list.map((s) => s.scheduleId)).toContain(scheduleId);
+    const next = list.find((s) => s.scheduleId === scheduleId)?.nextScheduleTime ?? 0;
+    expect(new Date(next).toISOString()).toMatch(/T03:00:00/);
+    const shown = await runCli(['schedules', 'get', scheduleId], env);
+    expect(shown.stdout).toMatch(/^next tick:\s+\S*T03:00:00/m);
+    expect((await runCli(['schedules', 'list'], env)).stdout).toMatch(/NEXT TICK/);
     expect((await runCli(['schedules', 'pause', scheduleId], env)).status).toBe(0);
     expect(await cliJson<Schedule>(['schedules', 'get', scheduleId], env)).toMatchObject({
       cron: '0 3 * * *',

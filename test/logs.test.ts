@@ -87,7 +87,7 @@ describe('logs', () => {
     const attempt = await waitForLine(fp, (l) => l.msg === 'delivery attempt');
     expect(attempt).toMatchObject({ messageId, outcome: 'failed', status: 500 });
     const dlq = await waitForLine(fp, (l) => l.msg === 'message failed: moved to the DLQ');
-    expect(dlq).toMatchObject({ messageId });
+    expect(dlq).toMatchObject({ messageId, status: 500 });
 
     // Without a usable id (here: too long), Ferry makes one; every answer carries one.
     const other = await fetch(`${baseUrl}/v2/messages/msg_none`, {

@@ -430,7 +430,13 @@ export class OutcomeWriter {
     for (const entry of dlq) {
       metrics?.movedToDlq(entry.message.accountId, 1);
       logger.info(
-        { messageId: entry.message.id, dlqId: entry.dlqId, error: entry.error },
+        {
+          messageId: entry.message.id,
+          dlqId: entry.dlqId,
+          // The last response's status, or without one Ferry's own text of what failed.
+          status: entry.responseStatus,
+          error: entry.error,
+        },
         'message failed: moved to the DLQ',
       );
     }

@@ -77,6 +77,8 @@ export interface DlqMessage extends Message {
   /** The last response body when it is valid UTF-8; otherwise `responseBodyBase64`. */
   responseBody?: string;
   responseBodyBase64?: string;
+  /** Why the last attempt failed when there was no response (timeout, connection error). */
+  error?: string;
 }
 
 /** The account's signing keys (`GET /v2/keys`); give both to a `Receiver`. */

@@ -42,8 +42,15 @@ async function eventsSince(client: FerryClient, filter: EventFilter): Promise<Ev
     events.push(...page.events);
     cursor = page.cursor;
   } while (cursor !== undefined);
-  return events.reverse();
+  return byTime(events.reverse());
 }
+
+/**
+ * Oldest first by time. The log lists an attempt's ACTIVE event beside its outcome, so a page in
+ * the log's order is not strictly in time; the sort is stable, keeping that order within a
+ * millisecond.
+ */
+const byTime = (events: Event[]): Event[] => events.sort((a, b) => a.time - b.time);
 
 /**
  * Polls the log every `intervalMs` and prints what is new, oldest first, one line (a table row,
@@ -110,7 +117,7 @@ export function logsCommand(): Command {
       throw new UsageError((error as Error).message);
     }
     const page = await client.events.list({ filter, count: opts.count ?? 20 });
-    const events = [...page.events].reverse();
+    const events = byTime([...page.events].reverse());
     if (opts.follow) await follow(client, filter, opts, events, Math.max(intervalMs, 100));
     if (opts.json) process.stdout.write(`${JSON.stringify(events, null, 2)}\n`);
     else process.stdout.write(`${table(HEADERS, events.map(row))}\n`);

@@ -120,6 +120,7 @@ export function dlqCommand(): Command {
           ...messageFields(m),
           ['response status', m.responseStatus],
           ['response body', m.responseBody],
+          ['error', m.error],
         ]),
       );
     },
@@ -142,7 +143,12 @@ export function dlqCommand(): Command {
     withConnection(new Command('delete').description('remove entries')).argument('<dlq-ids...>'),
     async (opts, ids) => {
       const res = await messagingClient(opts).dlq.deleteMany({ dlqIds: ids });
-      print(opts.json, res, () => `deleted ${res.deleted}`);
+      const missing = new Set(ids).size - res.deleted;
+      print(opts.json, res, () =>
+        missing > 0
+          ? `deleted ${res.deleted}; ${missing} of the ids given not in the DLQ`
+          : `deleted ${res.deleted}`,
+      );
     },
   );
   return new Command('dlq')

@@ -15,6 +15,8 @@ const fields = (s: Schedule): [string, unknown][] => [
   ['method', s.method],
   ['paused', s.isPaused ? 'yes' : 'no'],
   ['created', time(s.createdAt)],
+  ['next tick', s.isPaused ? 'paused' : time(s.nextScheduleTime)],
+  ['last tick', time(s.lastScheduleTime)],
   ['retries', s.retries],
   ['delay', s.delay === undefined ? undefined : `${s.delay}s`],
   ['callback', s.callback],
@@ -41,12 +43,13 @@ export function schedulesCommand(): Command {
       const schedules = await messagingClient(opts).schedules.list();
       print(opts.json, schedules, () =>
         table(
-          ['ID', 'CRON', 'DESTINATION', 'PAUSED', 'CREATED'],
+          ['ID', 'CRON', 'DESTINATION', 'PAUSED', 'NEXT TICK', 'CREATED'],
           schedules.map((s) => [
             cell(s.scheduleId),
             cell(s.cron),
             cell(s.destination),
             s.isPaused ? 'yes' : 'no',
+            s.isPaused ? '-' : time(s.nextScheduleTime),
             time(s.createdAt),
           ]),
         ),
