@@ -1,6 +1,7 @@
 /** Client mistakes get a 4xx with `{"error"}` naming the problem; never a 5xx, never a crash. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFerry, type TestFerry } from './helpers/ferry.js';
+import { STORAGES, startFerry, type TestFerry } from './helpers/ferry.js';
+import { createMgmtUser, type MgmtUser } from './helpers/mgmt.js';
 
 let t: TestFerry;
 let free: TestFerry;
@@ -213,5 +214,170 @@ describe('other endpoints', () => {
     expect((await free.api(`/v2/messages/${messageId}`)).status).toBe(404);
     expect((await free.api(`/v2/messages/${messageId}`, { method: 'DELETE' })).status).toBe(404);
     expect((await t.api(`/v2/messages/${messageId}`)).status).toBe(200);
+  });
+});
+
+/**
+ * U+0000 in ids, filters, cursors and JSON text fields: PostgreSQL refuses it in text
+ * (`invalid byte sequence for encoding "UTF8": 0x00`), which was a 500 on every route that passed
+ * one through. Each must be a 4xx naming where the NUL was, on both storages.
+ */
+describe.each(STORAGES)('NUL characters in client input (%s)', (storage) => {
+  let s: TestFerry;
+  let admin: MgmtUser;
+  beforeAll(async () => {
+    s = await startFerry({ engine: false, storage });
+    admin = await createMgmtUser(s, true);
+  });
+  afterAll(async () => {
+    await s.close();
+  });
+
+  const PATHS: [string, string][] = [
+    ['GET', '/v2/messages/%00'],
+    ['DELETE', '/v2/messages/%00'],
+    ['GET', '/v2/messages/a%00b'],
+    ['GET', '/v2/messages?messageId=%00'],
+    ['GET', '/v2/messages?label=%00'],
+    ['DELETE', '/v2/messages?label=%00'],
+    ['GET', '/v2/messages?url=%00'],
+    ['GET', '/v2/messages?cursor=%00'],
+    ['GET', '/v2/events?messageId=%00'],
+    ['GET', '/v2/events?label=%00'],
+    ['GET', '/v2/events?url=%00'],
+    ['GET', '/v2/events?topicName=%00'],
+    ['GET', '/v2/events?host=%00'],
+    ['GET', '/v2/events?path=%00'],
+    ['GET', '/v2/dlq/%00'],
+    ['DELETE', '/v2/dlq/%00'],
+    ['POST', '/v2/dlq/retry/%00'],
+    ['GET', '/v2/dlq?dlqIds=%00'],
+    ['GET', '/v2/dlq?label=%00'],
+    ['GET', '/v2/dlq?cursor=%00'],
+    ['DELETE', '/v2/dlq?cursor=%00'],
+    ['DELETE', '/v2/dlq?label=%00'],
+    ['GET', '/v2/schedules/%00'],
+    ['DELETE', '/v2/schedules/%00'],
+    ['POST', '/v2/schedules/%00/pause'],
+    ['PATCH', '/v2/schedules/%00/resume'],
+    ['GET', '/v2/topics/%00'],
+    ['GET', '/v2/queues/%00'],
+    ['DELETE', '/v2/queues/%00'],
+    ['POST', '/v2/queues/%00/pause'],
+    ['GET', '/v2/flowControl/%00'],
+    ['POST', '/v2/flowControl/%00/pause'],
+    ['POST', '/v2/flowControl/%00/resetRate'],
+    ['POST', '/v2/flowControl/%00/pin?parallelism=1'],
+    ['GET', '/v2/flowControl?search=%00'],
+    ['GET', '/v2/workflows/runs/%00'],
+    ['DELETE', '/v2/workflows/runs/%00'],
+    ['DELETE', '/v2/workflows/runs?workflowRunIds=%00'],
+    ['GET', '/v2/workflows/logs?workflowRunId=%00'],
+    ['GET', '/v2/workflows/dlq/%00'],
+    ['POST', '/v2/workflows/dlq/resume/%00'],
+    ['POST', '/v2/workflows/dlq/restart/%00'],
+    ['POST', '/v2/workflows/dlq/resume?dlqIds=%00'],
+    ['POST', '/v2/workflows/dlq/callback/%00'],
+    ['POST', '/v2/wait/%00'],
+    ['POST', '/v2/notify/%00'],
+    ['POST', '/v2/notify/wfr_x/%00'],
+    ['GET', '/v2/waiters/%00'],
+    ['POST', '/v2/publish/https://example.com/n?svc-label=%00'],
+    ['POST', '/v2/publish/https://example.com/n?svc-deduplication-id=%00'],
+    [
+      'POST',
+      '/v2/publish/https://example.com/n?svc-flow-control-key=%00&svc-flow-control-value=parallelism%3D1',
+    ],
+  ];
+
+  it('answers a NUL in a path id, a filter or a cursor with a 4xx naming it', async () => {
+    const failures: string[] = [];
+    for (const [method, path] of PATHS) {
+      const res = await s.api(path, { method, body: method === 'GET' ? undefined : 'x' });
+      const body = (await res.json()) as { error?: string };
+      if (res.status >= 500 || res.status < 400)
+        failures.push(`${method} ${path} -> ${res.status} ${body.error}`);
+    }
+    const hook = await fetch(`${s.url}/v2/workflows/hooks/%00/%00/%00`, { method: 'POST' });
+    if (hook.status !== 400) failures.push(`hook -> ${hook.status}`);
+    for (const path of ['/v2/queue/%00', '/v2/queue/stats/%00', '/v2/search/%00']) {
+      const res = await admin.api(path);
+      if (res.status !== 400) failures.push(`mgmt ${path} -> ${res.status}`);
+    }
+    expect(failures).toEqual([]);
+    await expectError(await s.api('/v2/messages/a%00b'), 400, /path parameter "id".*NUL/);
+    await expectError(await s.api('/v2/events?label=%00'), 400, /query parameter "label".*NUL/);
+  });
+
+  it('refuses NUL in JSON fields stored as text, naming the field', async () => {
+    const json = (body: unknown): RequestInit => ({
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    await expectError(
+      await s.api(
+        '/v2/topics/t/endpoints',
+        json({ endpoints: [{ url: 'https://h.example/a\u0000b' }] }),
+      ),
+      400,
+      /endpoints\[0\]\.url/,
+    );
+    await expectError(
+      await s.api(
+        '/v2/topics/t/endpoints',
+        json({ endpoints: [{ url: 'https://h.example/a', name: 'a\u0000' }] }),
+      ),
+      400,
+      /endpoints\[0\]\.name/,
+    );
+    await expectError(
+      await s.api(
+        '/v2/batch',
+        json([{ destination: 'https://h.example/b', headers: { 'Svc-Label': 'a\u0000' } }]),
+      ),
+      400,
+      /Svc-Label/,
+    );
+    await expectError(
+      await s.api(
+        '/v2/topics/t/endpoints',
+        json({ endpoints: [{ url: 'https://h.example/a\nb' }] }),
+      ),
+      400,
+      /control characters/,
+    );
+    const wait = await s.api(
+      '/v2/wait/ev',
+      json({ url: 'https://h.example/w', timeout: '1h', step: { a: '\u0000' } }),
+    );
+    expect(wait.status).toBeGreaterThanOrEqual(400);
+    expect(wait.status).toBeLessThan(500);
+    await expectError(
+      await admin.api('/v2/admin/users', json({ email: 'a\u0000@b.com' })),
+      400,
+      /email/,
+    );
+    // Publishing to the group still works: the bad endpoint was never stored.
+    const ok = await s.api(
+      '/v2/topics/t/endpoints',
+      json({ endpoints: [{ url: 'https://h.example/a' }] }),
+    );
+    expect(ok.status).toBe(200);
+    expect((await s.api('/v2/publish/t', { method: 'POST', body: 'x' })).status).toBe(200);
+  });
+
+  it('still stores and returns a message body that holds NUL bytes', async () => {
+    const bytes = Buffer.from([0x61, 0x00, 0x62]);
+    const res = await s.api('/v2/publish/https://example.com/nul', { method: 'POST', body: bytes });
+    expect(res.status).toBe(200);
+    const { messageId } = (await res.json()) as { messageId: string };
+    const got = (await (await s.api(`/v2/messages/${messageId}`)).json()) as { body?: string };
+    expect(got.body).toBe('a\u0000b');
+    const batch = await s.api('/v2/batch', {
+      method: 'POST',
+      body: JSON.stringify([{ destination: 'https://example.com/nb', body: 'a\u0000b' }]),
+    });
+    expect(batch.status).toBe(200);
   });
 });

@@ -144,5 +144,11 @@ export function checkHttpUrl(text: string, field: string): string {
   ) {
     throw badRequest(`invalid ${field} ${quoteValue(text)}: expected an http:// or https:// URL`);
   }
+  // `new URL` drops tabs and newlines without a word and keeps other control characters, which
+  // the HTTP client then refuses on every attempt (and PostgreSQL cannot store a NUL at all).
+  // eslint-disable-next-line no-control-regex
+  if (/[\x00-\x1f\x7f]/.test(url)) {
+    throw badRequest(`invalid ${field} ${quoteValue(text)}: control characters are not allowed`);
+  }
   return url;
 }
