@@ -7,7 +7,7 @@ import {
   addHeader,
   canonicalHeaderName,
   isValidHeaderName,
-  isValidHeaderValue,
+  headerValueProblem,
   quoteValue,
   setHeader,
 } from './headers.js';
@@ -309,10 +309,9 @@ function forwardedHeaders(prefix: string, input: Input, headerForward: boolean):
   const out: HeaderMap = {};
   const add = (name: string, values: string[], source: string) => {
     for (const value of values) {
-      if (!isValidHeaderValue(value)) {
-        throw badRequest(
-          `invalid ${canonicalHeaderName(source)} ${quoteValue(value)}: control characters are not allowed in a header value`,
-        );
+      const problem = headerValueProblem(value);
+      if (problem !== undefined) {
+        throw badRequest(`invalid ${canonicalHeaderName(source)} ${quoteValue(value)}: ${problem}`);
       }
       addHeader(out, name, value);
     }
@@ -405,10 +404,9 @@ function parseCallback(
     // `@upstash/qstash` forwards every header its endpoint received (`Connection`, `Host`…).
     if (HOP_BY_HOP_HEADERS.has(target)) continue;
     for (const value of input.settings.get(lower) ?? []) {
-      if (!isValidHeaderValue(value)) {
-        throw badRequest(
-          `invalid ${source} ${quoteValue(value)}: control characters are not allowed`,
-        );
+      const problem = headerValueProblem(value);
+      if (problem !== undefined) {
+        throw badRequest(`invalid ${source} ${quoteValue(value)}: ${problem}`);
       }
       addHeader(headers, target, value);
     }
