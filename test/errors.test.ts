@@ -2,6 +2,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STORAGES, startFerry, type TestFerry } from './helpers/ferry.js';
 import { createMgmtUser, type MgmtUser } from './helpers/mgmt.js';
+import { newDlqId, newMessageId } from '../src/core/ids.js';
+import type { DlqEntry, Message } from '../src/core/types.js';
 
 let t: TestFerry;
 let free: TestFerry;
@@ -379,5 +381,72 @@ describe.each(STORAGES)('NUL characters in client input (%s)', (storage) => {
       body: JSON.stringify([{ destination: 'https://example.com/nb', body: 'a\u0000b' }]),
     });
     expect(batch.status).toBe(200);
+  });
+});
+
+/**
+ * docs/api.md promises a 400 for a malformed cursor. The DLQ and message lists passed any text to
+ * storage, which compared it with ids as text: `DELETE /v2/dlq?cursor=garbage` deleted from the
+ * first page, `POST /v2/dlq/retry?cursor=garbage` retried it.
+ */
+describe.each(STORAGES)('malformed cursors (%s)', (storage) => {
+  let s: TestFerry;
+  beforeAll(async () => {
+    s = await startFerry({ engine: false, storage });
+  });
+  afterAll(async () => {
+    await s.close();
+  });
+
+  async function storeDlqEntries(n: number): Promise<void> {
+    const now = Date.now();
+    const entries: DlqEntry[] = [];
+    for (let i = 0; i < n; i++) {
+      const message: Message = {
+        id: newMessageId(now + i),
+        accountId: s.account.id,
+        url: 'https://example.com/hook',
+        callerIp: '127.0.0.1',
+        retried: 0,
+        maxRetries: 0,
+        notBefore: now + i,
+        createdAt: now + i,
+        dueAt: now + i,
+        spec: { method: 'POST', headers: {} },
+        body: Buffer.from('x'),
+      };
+      entries.push({
+        dlqId: newDlqId(now + i),
+        message,
+        createdAt: now + i,
+        expiresAt: now + 86_400_000,
+      });
+    }
+    await s.ferry.driver.executor.dlqInsertMany({ entries });
+  }
+
+  it('answers 400 and neither deletes nor retries anything', async () => {
+    await storeDlqEntries(3);
+    for (const cursor of ['garbage', 'msg_0mx0', 'dlq_a b', '1']) {
+      const q = `cursor=${encodeURIComponent(cursor)}`;
+      await expectError(await s.api(`/v2/dlq?${q}`), 400, /invalid cursor/);
+      await expectError(await s.api(`/v2/dlq?${q}`, { method: 'DELETE' }), 400, /invalid cursor/);
+      await expectError(
+        await s.api(`/v2/dlq/retry?${q}`, { method: 'POST' }),
+        400,
+        /invalid cursor/,
+      );
+    }
+    await expectError(await s.api('/v2/messages?cursor=garbage'), 400, /invalid cursor "garbage"/);
+    await expectError(await s.api('/v2/messages?cursor=dlq_x'), 400, /invalid cursor/);
+    const listed = (await (await s.api('/v2/dlq')).json()) as { messages: unknown[] };
+    expect(listed.messages).toHaveLength(3);
+    // A cursor the previous page gave still continues the list.
+    const first = (await (await s.api('/v2/dlq?count=2')).json()) as { cursor: string };
+    const next = (await (await s.api(`/v2/dlq?count=2&cursor=${first.cursor}`)).json()) as {
+      messages: unknown[];
+    };
+    expect(next.messages).toHaveLength(1);
+    expect((await s.api(`/v2/messages?cursor=${newMessageId()}`)).status).toBe(200);
   });
 });
