@@ -1,4 +1,5 @@
 /** Client mistakes get a 4xx with `{"error"}` naming the problem; never a 5xx, never a crash. */
+import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STORAGES, startFerry, type TestFerry } from './helpers/ferry.js';
 import { createMgmtUser, type MgmtUser } from './helpers/mgmt.js';
@@ -107,6 +108,37 @@ describe('publish validation', () => {
       await expectError(await publish(t, 'https://example.com/x', headers), 400, pattern);
     });
   }
+
+  it('400 for a destination URL whose host is missing or would be read as another', async () => {
+    await expectError(await publish(t, 'http:///path'), 400, /"http:\/\/\/path": missing host/);
+    await expectError(await publish(t, 'https:////x'), 400, /missing host/);
+    // fetch would turn the backslash into a slash: send the request line as the audit did.
+    const raw = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = httpRequest(
+        `${t.url}/`,
+        {
+          method: 'POST',
+          path: '/v2/publish/http://127.0.0.1:18642\\bs2',
+          headers: { authorization: `Bearer ${t.token}` },
+        },
+        (res) => {
+          let body = '';
+          res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        },
+      );
+      req.on('error', reject);
+      req.end('x');
+    });
+    expect(raw.status).toBe(400);
+    expect(raw.body).toMatch(/backslash in the host part/);
+    // Encoded characters and the destination's own query are still delivered as written.
+    const ok = await publish(t, 'https://example.com/a%2Fb%00c?x=%E2%82%AC&y');
+    expect(ok.status).toBe(200);
+    const { messageId } = (await ok.json()) as { messageId: string };
+    const got = (await (await t.api(`/v2/messages/${messageId}`)).json()) as { url: string };
+    expect(got.url).toBe('https://example.com/a%2Fb%00c?x=%E2%82%AC&y');
+  });
 
   it('400 for a destination that is neither a URL nor a group name', async () => {
     await expectError(await publish(t, 'ftp://example.com/x'), 400, /destination/);
