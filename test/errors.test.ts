@@ -102,6 +102,16 @@ describe('publish validation', () => {
       /Content-Based-Deduplication/i,
     ],
     ['flow-control key without value', { 'Svc-Flow-Control-Key': 'k' }, /Flow-Control/i],
+    [
+      'delay with a repeated unit',
+      { 'Svc-Delay': '1d1d' },
+      /Svc-Delay "1d1d": unit "d" is repeated/,
+    ],
+    [
+      'delay with units out of order',
+      { 'Svc-Delay': '1s1m' },
+      /Svc-Delay "1s1m".*order d, h, m, s/,
+    ],
   ];
   for (const [name, headers, pattern] of cases) {
     it(`400 for ${name}`, async () => {
@@ -215,6 +225,16 @@ describe('other endpoints', () => {
     await expectError(await t.api('/v2/events?labeel=x'), 400, /labeel/);
     await expectError(await t.api('/v2/dlq?nope=1'), 400, /nope/);
     await expectError(await t.api('/v2/messages?labeel=x', { method: 'DELETE' }), 400, /labeel/);
+  });
+
+  it('400 naming a parameter given twice where one is taken', async () => {
+    for (const path of ['/v2/events', '/v2/dlq', '/v2/messages']) {
+      await expectError(await t.api(`${path}?count=1&count=2`), 400, /"count" is given 2 times/);
+    }
+    await expectError(await t.api('/v2/events?fromDate=1&fromDate=2'), 400, /"fromDate" is given/);
+    // Multi-value filters still take repeats (OR within a field).
+    expect((await t.api('/v2/events?label=a&label=b')).status).toBe(200);
+    expect((await t.api('/v2/dlq?dlqIds=dlq_a&dlqIds=dlq_b')).status).toBe(200);
   });
 
   it('400 for a bad state or count', async () => {

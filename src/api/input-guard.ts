@@ -1,5 +1,8 @@
 /**
- * Refuses U+0000 in a request's decoded path parameters and query, before any route sees it.
+ * Checks every request's path and query before any route sees it: two mistakes that routes
+ * would otherwise each have to catch, or answer with a misleading message.
+ *
+ * **NUL.** U+0000 in a decoded path parameter or query parameter is a 400.
  *
  * No id, name, filter or cursor Ferry accepts can hold a NUL character, and PostgreSQL cannot
  * even compare one with a text column (`invalid byte sequence for encoding "UTF8": 0x00`), which
@@ -10,6 +13,10 @@
  * parameters that belong to it: they are taken from the raw URL undecoded and delivered as they
  * were given (`%00` stays three characters), so they never reach storage as NUL. Ferry's own
  * parameters on those routes (`<prefix>-…`, `queue_token`) are checked like any other.
+ *
+ * **Repeated parameters.** A query parameter the route's schema takes once (`count`, `cursor`,
+ * `fromDate`) but sent twice (`count=1&count=2`) is a 400 saying so; the schema check reported
+ * `query parameter "count": must be integer`, which sent the client looking at the value.
  */
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { badRequest } from '../core/errors.js';
@@ -21,13 +28,31 @@ const WILDCARD = '*';
 const nulError = (where: string, name: string) =>
   badRequest(`invalid ${where} ${JSON.stringify(name)}: contains a NUL character (U+0000)`);
 
+/** True when `schema` (a TypeBox / JSON schema) may be an array. */
+function takesArray(schema: unknown): boolean {
+  if (typeof schema !== 'object' || schema === null) return true; // unknown: leave it be
+  const s = schema as { type?: unknown; anyOf?: unknown; oneOf?: unknown };
+  if (s.type === 'array' || (Array.isArray(s.type) && s.type.includes('array'))) return true;
+  const branches = [s.anyOf, s.oneOf].filter(Array.isArray).flat() as unknown[];
+  if (branches.length > 0) return branches.some(takesArray);
+  return s.type === undefined;
+}
+
+/** The schema of query parameter `name` on the request's route, if it declares one. */
+function querySchema(request: FastifyRequest, name: string): unknown {
+  const schema = request.routeOptions.schema?.querystring as
+    { properties?: Record<string, unknown> } | undefined;
+  return schema?.properties?.[name];
+}
+
 /**
- * An `onRequest` hook refusing NUL in path parameters and query parameters (names and values)
- * with 400 naming the parameter.
+ * An `onRequest` hook refusing NUL in path parameters and query parameters (names and values),
+ * and a query parameter given more than once where the route takes one, with 400 naming the
+ * parameter.
  * @param prefix the header prefix (`Svc`), whose `<prefix>-…` query parameters are Ferry's own
  *   on destination routes.
  */
-export function nulGuard(prefix: string): onRequestHookHandler {
+export function inputGuard(prefix: string): onRequestHookHandler {
   const ferryPrefix = `${prefix.toLowerCase()}-`;
   return (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
     const params = (request.params ?? {}) as Record<string, unknown>;
@@ -51,6 +76,17 @@ export function nulGuard(prefix: string): onRequestHookHandler {
       if (name.includes('\0') || values.some((v) => typeof v === 'string' && v.includes('\0'))) {
         done(nulError('query parameter', name));
         return;
+      }
+      if (Array.isArray(value)) {
+        const schema = querySchema(request, name);
+        if (schema !== undefined && !takesArray(schema)) {
+          done(
+            badRequest(
+              `query parameter ${JSON.stringify(name)} is given ${value.length} times: give it once`,
+            ),
+          );
+          return;
+        }
       }
     }
     done();
