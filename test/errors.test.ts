@@ -391,7 +391,7 @@ describe.each(STORAGES)('NUL characters in client input (%s)', (storage) => {
         json([{ destination: 'https://h.example/b', headers: { 'Svc-Label': 'a\u0000' } }]),
       ),
       400,
-      /Svc-Label/,
+      /invalid entry 0\.headers\.Svc-Label: contains a NUL/,
     );
     await expectError(
       await s.api(

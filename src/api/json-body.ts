@@ -8,7 +8,7 @@ import { badRequest } from '../core/errors.js';
  * Any string holding U+0000, key or value, is refused: the fields of these bodies become text
  * columns, names or header values, and PostgreSQL cannot store NUL in text (it answered 500).
  * @param whenEmpty the value of an empty body; without it an empty body is a 400.
- * @param nulAllowed paths (as named in errors, `body[0].body`) whose string is opaque bytes and
+ * @param nulAllowed paths (as named in errors: `entry 0.body`, `body.endpoints[0].url`) whose string is opaque bytes and
  *   may hold NUL: a batch entry's message body.
  * @throws FerryError 400 for a missing or malformed body, or a NUL naming the field.
  */
@@ -31,7 +31,13 @@ export function jsonBody(
   } catch (error) {
     throw badRequest(`invalid JSON body: ${(error as Error).message}`);
   }
-  const where = nulPath(parsed, 'body', nulAllowed ?? (() => false));
+  const allowed = nulAllowed ?? (() => false);
+  // An array body is a batch: its items are named `entry <i>`, as the schema errors name them.
+  const where = Array.isArray(parsed)
+    ? parsed
+        .map((item, i) => nulPath(item, `entry ${i}`, allowed))
+        .find((found) => found !== undefined)
+    : nulPath(parsed, 'body', allowed);
   if (where !== undefined) {
     throw badRequest(`invalid ${where}: contains a NUL character (U+0000)`);
   }
