@@ -227,6 +227,100 @@ describe.each(STORAGES)('on %s', (storage) => {
       expect(req?.headers['svc-header-forward']).toBeUndefined();
     });
 
+    it('refuses header values above U+00FF at publish time and delivers Latin-1 ones', async () => {
+      // undici refuses a header value with a character above U+00FF on every attempt, so each
+      // surface that sets one must refuse it with a 400 naming the header, nothing stored.
+      const json = (method: string, body: unknown): RequestInit => ({
+        method,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      const refused: [string, Promise<Response>, RegExp][] = [
+        [
+          'query form',
+          t.api(`/v2/publish/${dest.url}/u1?svc-forward-x-q=%E2%82%AC`, { method: 'POST' }),
+          /Svc-Forward-X-Q.*U\+00FF/,
+        ],
+        [
+          'batch forward',
+          t.api(
+            '/v2/batch',
+            json('POST', [
+              { destination: `${dest.url}/u2`, headers: { 'Svc-Forward-X-J': '日本' } },
+            ]),
+          ),
+          /Svc-Forward-X-J.*U\+00FF/,
+        ],
+        [
+          'batch content type',
+          t.api(
+            '/v2/batch',
+            json('POST', [
+              {
+                destination: `${dest.url}/u3`,
+                headers: { 'Content-Type': 'text/plain; name=日本' },
+              },
+            ]),
+          ),
+          /Content-Type.*U\+00FF/,
+        ],
+        [
+          'batch callback forward',
+          t.api(
+            '/v2/batch',
+            json('POST', [
+              {
+                destination: `${dest.url}/u5`,
+                headers: { 'Svc-Callback': `${dest.url}/cb`, 'Svc-Callback-Forward-X': '€' },
+              },
+            ]),
+          ),
+          /Svc-Callback-Forward-X.*U\+00FF/,
+        ],
+      ];
+      for (const [name, pending, pattern] of refused) {
+        const res = await pending;
+        const body = (await res.json()) as { error?: string };
+        expect([name, res.status]).toEqual([name, 400]);
+        expect(body.error).toMatch(pattern);
+      }
+      await t.api(
+        '/v2/topics/ugrp/endpoints',
+        json('POST', { endpoints: [{ url: `${dest.url}/u4` }] }),
+      );
+      const patch = await t.api(
+        '/v2/topics/ugrp',
+        json('PATCH', { headers: { 'X-Team': '日本' } }),
+      );
+      expect(patch.status).toBe(400);
+      expect(((await patch.json()) as { error: string }).error).toMatch(/X-Team.*U\+00FF/);
+      // A Ferry setting in the defaults is not sent, so it may hold any printable character.
+      const label = await t.api(
+        '/v2/topics/ugrp',
+        json('PATCH', { headers: { 'Svc-Label': '日本' } }),
+      );
+      expect(label.status).toBe(200);
+      expect(await t.ferry.engine.runOnce()).toBe(0);
+
+      // Latin-1 is what undici sends (one byte each): it keeps working from the query and JSON.
+      const ok = await t.api(`/v2/publish/${dest.url}/latin?svc-forward-x-q=%C3%BC`, {
+        method: 'POST',
+      });
+      expect(ok.status).toBe(200);
+      const batch = await t.api(
+        '/v2/batch',
+        json('POST', [
+          { destination: `${dest.url}/latin2`, headers: { 'Svc-Forward-X-J': 'café' } },
+        ]),
+      );
+      expect(batch.status).toBe(200);
+      expect(await t.ferry.engine.runOnce()).toBe(2);
+      const got = await dest.waitFor(2);
+      const byPath = new Map(got.map((r) => [r.path, r.headers]));
+      expect(byPath.get('/latin')?.['x-q']).toBe('ü');
+      expect(byPath.get('/latin2')?.['x-j']).toBe('café');
+    });
+
     it('reads settings from lowercase query parameters and strips them from the destination', async () => {
       const token = t.token;
       const res = await fetch(

@@ -1,6 +1,10 @@
 /** Client mistakes get a 4xx with `{"error"}` naming the problem; never a 5xx, never a crash. */
+import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFerry, type TestFerry } from './helpers/ferry.js';
+import { STORAGES, startFerry, type TestFerry } from './helpers/ferry.js';
+import { createMgmtUser, type MgmtUser } from './helpers/mgmt.js';
+import { newDlqId, newMessageId } from '../src/core/ids.js';
+import type { DlqEntry, Message } from '../src/core/types.js';
 
 let t: TestFerry;
 let free: TestFerry;
@@ -98,12 +102,53 @@ describe('publish validation', () => {
       /Content-Based-Deduplication/i,
     ],
     ['flow-control key without value', { 'Svc-Flow-Control-Key': 'k' }, /Flow-Control/i],
+    [
+      'delay with a repeated unit',
+      { 'Svc-Delay': '1d1d' },
+      /Svc-Delay "1d1d": unit "d" is repeated/,
+    ],
+    [
+      'delay with units out of order',
+      { 'Svc-Delay': '1s1m' },
+      /Svc-Delay "1s1m".*order d, h, m, s/,
+    ],
   ];
   for (const [name, headers, pattern] of cases) {
     it(`400 for ${name}`, async () => {
       await expectError(await publish(t, 'https://example.com/x', headers), 400, pattern);
     });
   }
+
+  it('400 for a destination URL whose host is missing or would be read as another', async () => {
+    await expectError(await publish(t, 'http:///path'), 400, /"http:\/\/\/path": missing host/);
+    await expectError(await publish(t, 'https:////x'), 400, /missing host/);
+    // fetch would turn the backslash into a slash: send the request line as the audit did.
+    const raw = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = httpRequest(
+        `${t.url}/`,
+        {
+          method: 'POST',
+          path: '/v2/publish/http://127.0.0.1:18642\\bs2',
+          headers: { authorization: `Bearer ${t.token}` },
+        },
+        (res) => {
+          let body = '';
+          res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        },
+      );
+      req.on('error', reject);
+      req.end('x');
+    });
+    expect(raw.status).toBe(400);
+    expect(raw.body).toMatch(/backslash in the host part/);
+    // Encoded characters and the destination's own query are still delivered as written.
+    const ok = await publish(t, 'https://example.com/a%2Fb%00c?x=%E2%82%AC&y');
+    expect(ok.status).toBe(200);
+    const { messageId } = (await ok.json()) as { messageId: string };
+    const got = (await (await t.api(`/v2/messages/${messageId}`)).json()) as { url: string };
+    expect(got.url).toBe('https://example.com/a%2Fb%00c?x=%E2%82%AC&y');
+  });
 
   it('400 for a destination that is neither a URL nor a group name', async () => {
     await expectError(await publish(t, 'ftp://example.com/x'), 400, /destination/);
@@ -182,6 +227,16 @@ describe('other endpoints', () => {
     await expectError(await t.api('/v2/messages?labeel=x', { method: 'DELETE' }), 400, /labeel/);
   });
 
+  it('400 naming a parameter given twice where one is taken', async () => {
+    for (const path of ['/v2/events', '/v2/dlq', '/v2/messages']) {
+      await expectError(await t.api(`${path}?count=1&count=2`), 400, /"count" is given 2 times/);
+    }
+    await expectError(await t.api('/v2/events?fromDate=1&fromDate=2'), 400, /"fromDate" is given/);
+    // Multi-value filters still take repeats (OR within a field).
+    expect((await t.api('/v2/events?label=a&label=b')).status).toBe(200);
+    expect((await t.api('/v2/dlq?dlqIds=dlq_a&dlqIds=dlq_b')).status).toBe(200);
+  });
+
   it('400 for a bad state or count', async () => {
     await expectError(await t.api('/v2/events?state=SLEEPING'), 400, /state/);
     await expectError(await t.api('/v2/events?count=5000'), 400, /count/);
@@ -213,5 +268,237 @@ describe('other endpoints', () => {
     expect((await free.api(`/v2/messages/${messageId}`)).status).toBe(404);
     expect((await free.api(`/v2/messages/${messageId}`, { method: 'DELETE' })).status).toBe(404);
     expect((await t.api(`/v2/messages/${messageId}`)).status).toBe(200);
+  });
+});
+
+/**
+ * U+0000 in ids, filters, cursors and JSON text fields: PostgreSQL refuses it in text
+ * (`invalid byte sequence for encoding "UTF8": 0x00`), which was a 500 on every route that passed
+ * one through. Each must be a 4xx naming where the NUL was, on both storages.
+ */
+describe.each(STORAGES)('NUL characters in client input (%s)', (storage) => {
+  let s: TestFerry;
+  let admin: MgmtUser;
+  beforeAll(async () => {
+    s = await startFerry({ engine: false, storage });
+    admin = await createMgmtUser(s, true);
+  });
+  afterAll(async () => {
+    await s.close();
+  });
+
+  const PATHS: [string, string][] = [
+    ['GET', '/v2/messages/%00'],
+    ['DELETE', '/v2/messages/%00'],
+    ['GET', '/v2/messages/a%00b'],
+    ['GET', '/v2/messages?messageId=%00'],
+    ['GET', '/v2/messages?label=%00'],
+    ['DELETE', '/v2/messages?label=%00'],
+    ['GET', '/v2/messages?url=%00'],
+    ['GET', '/v2/messages?cursor=%00'],
+    ['GET', '/v2/events?messageId=%00'],
+    ['GET', '/v2/events?label=%00'],
+    ['GET', '/v2/events?url=%00'],
+    ['GET', '/v2/events?topicName=%00'],
+    ['GET', '/v2/events?host=%00'],
+    ['GET', '/v2/events?path=%00'],
+    ['GET', '/v2/dlq/%00'],
+    ['DELETE', '/v2/dlq/%00'],
+    ['POST', '/v2/dlq/retry/%00'],
+    ['GET', '/v2/dlq?dlqIds=%00'],
+    ['GET', '/v2/dlq?label=%00'],
+    ['GET', '/v2/dlq?cursor=%00'],
+    ['DELETE', '/v2/dlq?cursor=%00'],
+    ['DELETE', '/v2/dlq?label=%00'],
+    ['GET', '/v2/schedules/%00'],
+    ['DELETE', '/v2/schedules/%00'],
+    ['POST', '/v2/schedules/%00/pause'],
+    ['PATCH', '/v2/schedules/%00/resume'],
+    ['GET', '/v2/topics/%00'],
+    ['GET', '/v2/queues/%00'],
+    ['DELETE', '/v2/queues/%00'],
+    ['POST', '/v2/queues/%00/pause'],
+    ['GET', '/v2/flowControl/%00'],
+    ['POST', '/v2/flowControl/%00/pause'],
+    ['POST', '/v2/flowControl/%00/resetRate'],
+    ['POST', '/v2/flowControl/%00/pin?parallelism=1'],
+    ['GET', '/v2/flowControl?search=%00'],
+    ['GET', '/v2/workflows/runs/%00'],
+    ['DELETE', '/v2/workflows/runs/%00'],
+    ['DELETE', '/v2/workflows/runs?workflowRunIds=%00'],
+    ['GET', '/v2/workflows/logs?workflowRunId=%00'],
+    ['GET', '/v2/workflows/dlq/%00'],
+    ['POST', '/v2/workflows/dlq/resume/%00'],
+    ['POST', '/v2/workflows/dlq/restart/%00'],
+    ['POST', '/v2/workflows/dlq/resume?dlqIds=%00'],
+    ['POST', '/v2/workflows/dlq/callback/%00'],
+    ['POST', '/v2/wait/%00'],
+    ['POST', '/v2/notify/%00'],
+    ['POST', '/v2/notify/wfr_x/%00'],
+    ['GET', '/v2/waiters/%00'],
+    ['POST', '/v2/publish/https://example.com/n?svc-label=%00'],
+    ['POST', '/v2/publish/https://example.com/n?svc-deduplication-id=%00'],
+    [
+      'POST',
+      '/v2/publish/https://example.com/n?svc-flow-control-key=%00&svc-flow-control-value=parallelism%3D1',
+    ],
+  ];
+
+  it('answers a NUL in a path id, a filter or a cursor with a 4xx naming it', async () => {
+    const failures: string[] = [];
+    for (const [method, path] of PATHS) {
+      const res = await s.api(path, { method, body: method === 'GET' ? undefined : 'x' });
+      const body = (await res.json()) as { error?: string };
+      if (res.status >= 500 || res.status < 400)
+        failures.push(`${method} ${path} -> ${res.status} ${body.error}`);
+    }
+    const hook = await fetch(`${s.url}/v2/workflows/hooks/%00/%00/%00`, { method: 'POST' });
+    if (hook.status !== 400) failures.push(`hook -> ${hook.status}`);
+    for (const path of ['/v2/queue/%00', '/v2/queue/stats/%00', '/v2/search/%00']) {
+      const res = await admin.api(path);
+      if (res.status !== 400) failures.push(`mgmt ${path} -> ${res.status}`);
+    }
+    expect(failures).toEqual([]);
+    await expectError(await s.api('/v2/messages/a%00b'), 400, /path parameter "id".*NUL/);
+    await expectError(await s.api('/v2/events?label=%00'), 400, /query parameter "label".*NUL/);
+  });
+
+  it('refuses NUL in JSON fields stored as text, naming the field', async () => {
+    const json = (body: unknown): RequestInit => ({
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    await expectError(
+      await s.api(
+        '/v2/topics/t/endpoints',
+        json({ endpoints: [{ url: 'https://h.example/a\u0000b' }] }),
+      ),
+      400,
+      /endpoints\[0\]\.url/,
+    );
+    await expectError(
+      await s.api(
+        '/v2/topics/t/endpoints',
+        json({ endpoints: [{ url: 'https://h.example/a', name: 'a\u0000' }] }),
+      ),
+      400,
+      /endpoints\[0\]\.name/,
+    );
+    await expectError(
+      await s.api(
+        '/v2/batch',
+        json([{ destination: 'https://h.example/b', headers: { 'Svc-Label': 'a\u0000' } }]),
+      ),
+      400,
+      /invalid entry 0\.headers\.Svc-Label: contains a NUL/,
+    );
+    await expectError(
+      await s.api(
+        '/v2/topics/t/endpoints',
+        json({ endpoints: [{ url: 'https://h.example/a\nb' }] }),
+      ),
+      400,
+      /control characters/,
+    );
+    const wait = await s.api(
+      '/v2/wait/ev',
+      json({ url: 'https://h.example/w', timeout: '1h', step: { a: '\u0000' } }),
+    );
+    expect(wait.status).toBeGreaterThanOrEqual(400);
+    expect(wait.status).toBeLessThan(500);
+    await expectError(
+      await admin.api('/v2/admin/users', json({ email: 'a\u0000@b.com' })),
+      400,
+      /email/,
+    );
+    // Publishing to the group still works: the bad endpoint was never stored.
+    const ok = await s.api(
+      '/v2/topics/t/endpoints',
+      json({ endpoints: [{ url: 'https://h.example/a' }] }),
+    );
+    expect(ok.status).toBe(200);
+    expect((await s.api('/v2/publish/t', { method: 'POST', body: 'x' })).status).toBe(200);
+  });
+
+  it('still stores and returns a message body that holds NUL bytes', async () => {
+    const bytes = Buffer.from([0x61, 0x00, 0x62]);
+    const res = await s.api('/v2/publish/https://example.com/nul', { method: 'POST', body: bytes });
+    expect(res.status).toBe(200);
+    const { messageId } = (await res.json()) as { messageId: string };
+    const got = (await (await s.api(`/v2/messages/${messageId}`)).json()) as { body?: string };
+    expect(got.body).toBe('a\u0000b');
+    const batch = await s.api('/v2/batch', {
+      method: 'POST',
+      body: JSON.stringify([{ destination: 'https://example.com/nb', body: 'a\u0000b' }]),
+    });
+    expect(batch.status).toBe(200);
+  });
+});
+
+/**
+ * docs/api.md promises a 400 for a malformed cursor. The DLQ and message lists passed any text to
+ * storage, which compared it with ids as text: `DELETE /v2/dlq?cursor=garbage` deleted from the
+ * first page, `POST /v2/dlq/retry?cursor=garbage` retried it.
+ */
+describe.each(STORAGES)('malformed cursors (%s)', (storage) => {
+  let s: TestFerry;
+  beforeAll(async () => {
+    s = await startFerry({ engine: false, storage });
+  });
+  afterAll(async () => {
+    await s.close();
+  });
+
+  async function storeDlqEntries(n: number): Promise<void> {
+    const now = Date.now();
+    const entries: DlqEntry[] = [];
+    for (let i = 0; i < n; i++) {
+      const message: Message = {
+        id: newMessageId(now + i),
+        accountId: s.account.id,
+        url: 'https://example.com/hook',
+        callerIp: '127.0.0.1',
+        retried: 0,
+        maxRetries: 0,
+        notBefore: now + i,
+        createdAt: now + i,
+        dueAt: now + i,
+        spec: { method: 'POST', headers: {} },
+        body: Buffer.from('x'),
+      };
+      entries.push({
+        dlqId: newDlqId(now + i),
+        message,
+        createdAt: now + i,
+        expiresAt: now + 86_400_000,
+      });
+    }
+    await s.ferry.driver.executor.dlqInsertMany({ entries });
+  }
+
+  it('answers 400 and neither deletes nor retries anything', async () => {
+    await storeDlqEntries(3);
+    for (const cursor of ['garbage', 'msg_0mx0', 'dlq_a b', '1']) {
+      const q = `cursor=${encodeURIComponent(cursor)}`;
+      await expectError(await s.api(`/v2/dlq?${q}`), 400, /invalid cursor/);
+      await expectError(await s.api(`/v2/dlq?${q}`, { method: 'DELETE' }), 400, /invalid cursor/);
+      await expectError(
+        await s.api(`/v2/dlq/retry?${q}`, { method: 'POST' }),
+        400,
+        /invalid cursor/,
+      );
+    }
+    await expectError(await s.api('/v2/messages?cursor=garbage'), 400, /invalid cursor "garbage"/);
+    await expectError(await s.api('/v2/messages?cursor=dlq_x'), 400, /invalid cursor/);
+    const listed = (await (await s.api('/v2/dlq')).json()) as { messages: unknown[] };
+    expect(listed.messages).toHaveLength(3);
+    // A cursor the previous page gave still continues the list.
+    const first = (await (await s.api('/v2/dlq?count=2')).json()) as { cursor: string };
+    const next = (await (await s.api(`/v2/dlq?count=2&cursor=${first.cursor}`)).json()) as {
+      messages: unknown[];
+    };
+    expect(next.messages).toHaveLength(1);
+    expect((await s.api(`/v2/messages?cursor=${newMessageId()}`)).status).toBe(200);
   });
 });

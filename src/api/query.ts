@@ -39,8 +39,13 @@ export interface QuerySpec {
   filters: readonly string[];
   /** Largest `count`; absent = the endpoint takes no count. */
   maxCount?: number;
-  /** Takes `cursor`. */
-  cursor?: boolean;
+  /**
+   * Takes `cursor`: `true` when storage checks it (the events log's numeric cursor), or the id
+   * prefix of the listed items (`dlq`, `msg`) when the cursor is the last listed id. Storage
+   * compares such a cursor with ids as text, so anything else would silently restart the list
+   * from its beginning (a bulk delete or retry from its first page); it is a `400` instead.
+   */
+  cursor?: boolean | { idPrefix: string };
   /** Further parameters the route reads itself (accepted, not parsed here). */
   extra?: readonly string[];
 }
@@ -88,12 +93,26 @@ export function parseQuery(params: URLSearchParams, spec: QuerySpec): ParsedQuer
   }
   const result: ParsedQuery = { filter };
   const cursor = params.get('cursor');
-  if (spec.cursor && cursor) result.cursor = cursor;
+  if (spec.cursor && cursor) {
+    if (typeof spec.cursor === 'object' && !isIdCursor(cursor, spec.cursor.idPrefix)) {
+      throw badRequest(
+        `invalid cursor ${JSON.stringify(cursor)}: pass back the cursor of the previous page`,
+      );
+    }
+    result.cursor = cursor;
+  }
   const count = params.get('count');
   if (spec.maxCount !== undefined && count !== null && count !== '') {
     result.count = integer('count', count, 1, spec.maxCount);
   }
   return result;
+}
+
+/** An id as core/ids.ts makes them (`dlq_` + base-36 time + base64url), of any length. */
+function isIdCursor(cursor: string, idPrefix: string): boolean {
+  return (
+    cursor.startsWith(`${idPrefix}_`) && /^[A-Za-z0-9_-]+$/.test(cursor.slice(idPrefix.length + 1))
+  );
 }
 
 function parseState(text: string): EventState[] {

@@ -11,6 +11,7 @@ import type { ApiContext } from './context.js';
 import { registerConsole } from './console.js';
 import { installErrorHandling } from './errors.js';
 import { installOpenApi, openApiRoute } from './openapi.js';
+import { inputGuard } from './input-guard.js';
 import { requestRateHook } from './limits.js';
 import { metricsRoute, type MetricsEndpoint } from './metrics-route.js';
 import { readinessRoute, type ReadinessOptions } from './readiness.js';
@@ -89,6 +90,7 @@ function baseServer(
     void reply.header('x-request-id', request.id);
     done();
   });
+  app.addHook('onRequest', inputGuard(prefix));
   if (ops.logRequests) {
     app.addHook('onResponse', (request, reply, done) => {
       // The route pattern, not the URL: a publish URL carries the destination and its query.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_URL_LENGTH, parseDestination, type Destination } from './destination.js';
+import { checkHttpUrl, MAX_URL_LENGTH, parseDestination, type Destination } from './destination.js';
 import { FerryError } from './errors.js';
 
 describe('parseDestination', () => {
@@ -168,6 +168,13 @@ describe('parseDestination', () => {
     ['https://exa mple.com/', '', 'invalid destination URL'],
     ['http://[::1/', '', 'invalid destination URL'],
     ['https%3A%2F%2Fexample.com%ZZ', '', 'bad percent-encoding'],
+    // WHATWG parsing would deliver these to another host than the one shown.
+    ['http:///path', '', 'invalid destination URL "http:///path": missing host'],
+    ['https:////x', '', 'missing host'],
+    ['http:///', '', 'invalid destination URL'],
+    ['http://127.0.0.1:18642\\bs2', '', 'a backslash in the host part'],
+    ['https://example.com\\@evil.example/', '', 'a backslash in the host part'],
+    ['https%3A%2F%2F%2Fpath', '', 'missing host'],
     [`https://example.com/${'a'.repeat(MAX_URL_LENGTH)}`, '', `longer than ${MAX_URL_LENGTH}`],
     ['https://example.com/', `x=${'a'.repeat(MAX_URL_LENGTH)}`, `longer than ${MAX_URL_LENGTH}`],
   ])('rejects %j ? %j', (rawPath, rawQuery, problem) => {
@@ -182,6 +189,19 @@ describe('parseDestination', () => {
     expect((error as FerryError).message).toContain(problem);
   });
 
+  it.each([
+    'HTTPS://Example.COM:443/a',
+    'http://user:pass@example.com/x',
+    'http://bücher.example/',
+    'http://127.1:8080/x',
+    'http://[0:0::1]/',
+    'https://example.com?x=1',
+    'https://example.com/a\\b',
+  ])('accepts %j: the host as written is the host delivered to', (rawPath) => {
+    const { destination } = parseDestination({ rawPath, rawQuery: '', prefix: 'Svc' });
+    expect(destination.kind).toBe('url');
+  });
+
   it(`accepts a URL of exactly ${MAX_URL_LENGTH} characters`, () => {
     const base = 'https://example.com/';
     const url = base + 'a'.repeat(MAX_URL_LENGTH - base.length);
@@ -189,5 +209,22 @@ describe('parseDestination', () => {
       kind: 'url',
       url,
     });
+  });
+});
+
+describe('checkHttpUrl', () => {
+  it.each([
+    ['http:///cb', 'missing host'],
+    ['https:////cb', 'missing host'],
+    ['http://h.example\\cb', 'a backslash in the host part'],
+    ['https://h.example/a\nb', 'control characters'],
+    ['ftp://h.example/', 'expected an http:// or https:// URL'],
+  ])('refuses %j naming the field', (url, problem) => {
+    expect(() => checkHttpUrl(url, 'Svc-Callback')).toThrow(`invalid Svc-Callback`);
+    expect(() => checkHttpUrl(url, 'Svc-Callback')).toThrow(problem);
+  });
+
+  it('keeps a good URL as written', () => {
+    expect(checkHttpUrl(' https://h.example/a%20b?x=1 ', 'f')).toBe('https://h.example/a%20b?x=1');
   });
 });

@@ -96,11 +96,39 @@ export function parseDestination(p: { rawPath: string; rawQuery: string; prefix:
   } catch {
     throw badRequest(`invalid destination URL ${quoteValue(target)}`);
   }
-  if (parsed.hostname === '') {
-    throw badRequest(`invalid destination URL ${quoteValue(target)}: missing host`);
+  const problem = hostProblem(target, parsed);
+  if (problem !== undefined) {
+    throw badRequest(`invalid destination URL ${quoteValue(target)}: ${problem}`);
   }
   const url = /[^\x21-\x7e]/.test(target) ? parsed.href : target;
   return { destination: { kind: 'url', url }, query };
+}
+
+/**
+ * Why the host of `text` as written is not the host `parsed` (its WHATWG parse) would deliver
+ * to, or `undefined` when they agree. WHATWG parsing skips any number of slashes after
+ * `http:` and reads `\` as `/`, so `http:///path` would go to host `path` and
+ * `http://h:1\x` to `h:1` while the URL shown is another. The authority as written (up to the
+ * first `/`, `?` or `#`, RFC 3986) must be non-empty, hold no backslash, and parse alone to the
+ * same host; normalisations WHATWG applies to a host alone (case, default port, IDN, IPv4
+ * shorthand) still pass.
+ */
+function hostProblem(text: string, parsed: URL): string | undefined {
+  const scheme = /^(https?):\/\//i.exec(text);
+  if (!scheme) return undefined; // the callers refuse other schemes
+  const rest = text.slice(scheme[0].length);
+  const end = rest.search(/[/?#]/);
+  const authority = end === -1 ? rest : rest.slice(0, end);
+  if (authority === '' || parsed.hostname === '') return 'missing host';
+  if (authority.includes('\\')) return 'a backslash in the host part';
+  let alone: string;
+  try {
+    alone = new URL(`${scheme[1]}://${authority}/`).host;
+  } catch {
+    alone = '';
+  }
+  if (alone !== parsed.host) return `the host would be read as ${quoteValue(parsed.host)}`;
+  return undefined;
 }
 
 /** Adds `extra` (raw `a=1&b=2` text) to the query of `url`, before any `#fragment`. */
@@ -143,6 +171,14 @@ export function checkHttpUrl(text: string, field: string): string {
     !/^https?:\/\//i.test(url)
   ) {
     throw badRequest(`invalid ${field} ${quoteValue(text)}: expected an http:// or https:// URL`);
+  }
+  const problem = hostProblem(url, parsed);
+  if (problem !== undefined) throw badRequest(`invalid ${field} ${quoteValue(text)}: ${problem}`);
+  // `new URL` drops tabs and newlines without a word and keeps other control characters, which
+  // the HTTP client then refuses on every attempt (and PostgreSQL cannot store a NUL at all).
+  // eslint-disable-next-line no-control-regex
+  if (/[\x00-\x1f\x7f]/.test(url)) {
+    throw badRequest(`invalid ${field} ${quoteValue(text)}: control characters are not allowed`);
   }
   return url;
 }

@@ -15,8 +15,6 @@ describe('parseDuration', () => {
     ['1d', D],
     ['1d2h30m', D + 2 * H + 30 * M],
     ['1d10h30m5s', D + 10 * H + 30 * M + 5 * S],
-    ['30m1h', H + 30 * M], // any order
-    ['1h1h', 2 * H], // repeated units add up, as in Go
     ['0', 0],
     ['0s', 0],
     ['120', 120 * S], // bare integer = seconds
@@ -36,6 +34,10 @@ describe('parseDuration', () => {
     ['1.5', 'decimals are not allowed'],
     ['.5s', 'decimals are not allowed'],
     ['10x', 'unknown unit "x"'],
+    ['1d1d', 'unit "d" is repeated'],
+    ['1h30m1h', 'unit "h" comes after a smaller one'],
+    ['1s1m', 'unit "m" comes after a smaller one'],
+    ['30m1h', 'write units in the order d, h, m, s'],
     ['10ms', 'unknown unit "ms"'],
     ['1H', 'unknown unit "H"'],
     ['1h30', 'missing unit after 30'],
@@ -57,5 +59,11 @@ describe('parseDuration', () => {
     expect((error as FerryError).status).toBe(400);
     expect((error as FerryError).message).toContain(`invalid Svc-Delay ${JSON.stringify(text)}`);
     expect((error as FerryError).message).toContain(problem);
+  });
+
+  it('with anyOrder, adds up units in any order and repeated (settings stored before)', () => {
+    expect(parseDuration('30m1h', 'Svc-Delay', { anyOrder: true })).toBe(H + 30 * M);
+    expect(parseDuration('1d1d', 'Svc-Delay', { anyOrder: true })).toBe(2 * D);
+    expect(() => parseDuration('1x', 'Svc-Delay', { anyOrder: true })).toThrow(/unknown unit/);
   });
 });

@@ -16,14 +16,22 @@ const EXPECTED =
  * Parses a duration header (`Svc-Delay`, `Svc-Timeout`, flow-control `period`) into
  * milliseconds. The syntax is one or more `<integer><unit>` groups, units `d h m s`
  * (`1d2h30m`, `10s`), or a bare non-negative integer meaning seconds (what the SDKs send for a
- * number). Groups may come in any order and a unit may repeat; the groups are added up, as Go's
- * `time.ParseDuration` does. Surrounding whitespace is ignored; whitespace between groups is not.
+ * number). Units come largest first, each at most once, as docs/api.md shows them: `1d1d` or
+ * `1s1m` is a typo more likely than a wish for 48 h, and was silently read as one. Surrounding
+ * whitespace is ignored; whitespace between groups is not.
  *
  * @param field the header (or field) name, used in the error message.
+ * @param options.anyOrder accept units in any order and repeated, adding the groups up as Go's
+ *   `time.ParseDuration` does: what Ferry accepted before, for replaying settings stored then
+ *   (a schedule's headers, read again at every tick).
  * @throws FerryError 400 naming `field` and the value when the text is empty, negative, has
- *   decimals or an unknown unit, or exceeds `Number.MAX_SAFE_INTEGER` ms.
+ *   decimals, an unknown, repeated or out-of-order unit, or exceeds `Number.MAX_SAFE_INTEGER` ms.
  */
-export function parseDuration(text: string, field: string): number {
+export function parseDuration(
+  text: string,
+  field: string,
+  options: { anyOrder?: boolean } = {},
+): number {
   const fail = (problem: string) => badRequest(`invalid ${field} ${quoteValue(text)}: ${problem}`);
   const s = text.trim();
   if (s === '') throw fail(`empty value; ${EXPECTED}`);
@@ -33,6 +41,7 @@ export function parseDuration(text: string, field: string): number {
   const group = /(\d+)([a-zA-Z]*)/y;
   let total = 0;
   let pos = 0;
+  let lastUnitMs = Infinity;
   while (pos < s.length) {
     group.lastIndex = pos;
     const match = group.exec(s);
@@ -45,6 +54,14 @@ export function parseDuration(text: string, field: string): number {
     } else {
       const known = UNIT_MS.get(unit);
       if (known === undefined) throw fail(`unknown unit ${quoteValue(unit)} (use d, h, m or s)`);
+      if (!options.anyOrder && known >= lastUnitMs) {
+        throw fail(
+          known === lastUnitMs
+            ? `unit ${quoteValue(unit)} is repeated; ${EXPECTED}`
+            : `unit ${quoteValue(unit)} comes after a smaller one; write units in the order d, h, m, s`,
+        );
+      }
+      lastUnitMs = known;
       unitMs = known;
     }
     total += Number(digits) * unitMs;

@@ -7,6 +7,7 @@ import {
   headerGet,
   headerValues,
   isValidHeaderName,
+  headerValueProblem,
   isValidHeaderValue,
   quoteValue,
   setHeader,
@@ -128,6 +129,22 @@ describe('header syntax', () => {
     ['del\u007f', false],
   ])('isValidHeaderValue(%j) = %s', (value, valid) => {
     expect(isValidHeaderValue(value)).toBe(valid);
+  });
+
+  // What undici sends: tab, U+0020–U+007E and U+0080–U+00FF; anything else fails every attempt.
+  it.each<[string, RegExp | undefined]>([
+    ['plain value', undefined],
+    ['tab\tinside', undefined],
+    ['café ü ÿ', undefined],
+    ['a\r\nInjected: 1', /control characters/],
+    ['del\u007f', /control characters/],
+    ['€', /above U\+00FF/],
+    ['日本', /above U\+00FF/],
+    ['text/plain; name=Ā', /above U\+00FF/],
+  ])('headerValueProblem(%j)', (value, problem) => {
+    const found = headerValueProblem(value);
+    if (problem === undefined) expect(found).toBeUndefined();
+    else expect(found).toMatch(problem);
   });
 });
 

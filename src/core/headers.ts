@@ -15,13 +15,28 @@ export function isValidHeaderName(name: string): boolean {
 }
 
 /**
- * True when `value` may be sent as a header value: no control characters other than horizontal
- * tab (so no CR/LF injection, no NUL). Values that come from query parameters need this check;
- * Node has already checked the ones that arrived as real headers.
+ * True when `value` is free of control characters other than horizontal tab (so no CR/LF
+ * injection, no NUL). Values that come from query parameters need this check; Node has already
+ * checked the ones that arrived as real headers. A value Ferry will send needs
+ * {@link headerValueProblem} too.
  */
 export function isValidHeaderValue(value: string): boolean {
   // eslint-disable-next-line no-control-regex
   return !/[\u0000-\u0008\u000a-\u001f\u007f]/.test(value);
+}
+
+/**
+ * Why `value` cannot be sent as a header value, or `undefined` when it can. The delivery's HTTP
+ * client (undici) refuses a value outside tab, U+0020–U+007E and U+0080–U+00FF on every attempt
+ * (`invalid … header`), so such a value must be refused when the message is published, not
+ * accepted and then never delivered.
+ */
+export function headerValueProblem(value: string): string | undefined {
+  if (!isValidHeaderValue(value)) return 'control characters are not allowed in a header value';
+  if (/[\u0100-\uffff]/.test(value)) {
+    return 'characters above U+00FF cannot be sent in a header value (percent-encode them)';
+  }
+  return undefined;
 }
 
 /**

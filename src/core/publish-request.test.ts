@@ -307,6 +307,21 @@ describe('parsePublishSettings: rejected input', () => {
       'invalid Svc-Retries "1, 2"',
     ],
     ['retries from the query', { query: 'svc-retries=x' }, 400, 'invalid Svc-Retries "x"'],
+    ['delay unit repeated', { headers: { 'svc-delay': '1d1d' } }, 400, 'unit "d" is repeated'],
+    ['delay units out of order', { headers: { 'svc-delay': '1s1m' } }, 400, 'invalid Svc-Delay'],
+    ['timeout units out of order', { query: 'svc-timeout=30m1h' }, 400, 'invalid Svc-Timeout'],
+    [
+      'callback delay unit repeated',
+      { headers: { 'svc-callback': 'https://cb.example', 'svc-callback-delay': '1m1m' } },
+      400,
+      'invalid Svc-Callback-Delay "1m1m"',
+    ],
+    [
+      'flow-control period units out of order',
+      { headers: { 'svc-flow-control-key': 'k', 'svc-flow-control-value': 'rate=1, period=1s1m' } },
+      400,
+      'period "1s1m"',
+    ],
     [
       'retries over the cap',
       { headers: { 'svc-retries': '4' } },
@@ -786,5 +801,20 @@ describe('a setting sent with no value', () => {
     ['svc-callback', /invalid Svc-Callback ""/],
   ])('%s: [] is refused naming the setting', (name, message) => {
     expect(() => parse({ headers: { [name]: [] } })).toThrow(message);
+  });
+});
+
+describe('settings stored before, read again (a schedule tick)', () => {
+  it('reads durations with units in any order or repeated, as they were accepted then', () => {
+    const settings = parsePublishSettings({
+      prefix: 'Svc',
+      headers: { 'svc-delay': '30m1h', 'svc-timeout': '1m1m' },
+      query: new URLSearchParams(),
+      plan: PAID,
+      now: NOW,
+      stored: true,
+    });
+    expect(settings.notBefore).toBe(NOW + 90 * 60_000);
+    expect(settings.timeoutMs).toBe(120_000);
   });
 });

@@ -7,7 +7,7 @@ import {
   addHeader,
   canonicalHeaderName,
   isValidHeaderName,
-  isValidHeaderValue,
+  headerValueProblem,
   quoteValue,
   setHeader,
 } from './headers.js';
@@ -89,6 +89,8 @@ const MAX_PERIOD_MS = 7 * 86_400_000;
  * @param p.query Ferry's query parameters (`parseDestination`); others are ignored.
  * @param p.defaults a URL group's default headers.
  * @param p.now Unix ms.
+ * @param p.stored the settings were stored earlier and are read again (a schedule's tick):
+ *   durations are read as they were accepted then, units in any order (`parseDuration`).
  * @throws FerryError 400 for a malformed setting, naming the header and its value; 412 when
  *   `<P>-Retries` exceeds the plan's `max_retries`, the delay exceeds `max_delay` or flow-control
  *   parallelism exceeds `max_parallelism`.
@@ -100,8 +102,11 @@ export function parsePublishSettings(p: {
   defaults?: HeaderMap;
   plan: PlanLimits;
   now: number;
+  stored?: boolean;
 }): PublishSettings {
   const input = collectInput(p.prefix, p.headers, p.query, p.defaults);
+  const duration: Durations = (text, field) =>
+    parseDuration(text, field, { anyOrder: p.stored === true });
   const names = settingNames(p.prefix);
   const name = (suffix: string): string => names(suffix).header;
   const get = (suffix: string): string | undefined => input.setting(names(suffix).lower);
@@ -112,7 +117,7 @@ export function parsePublishSettings(p: {
     headers: forwardedHeaders(p.prefix, input, headerForward),
     headerForward,
     retries: parseRetries(get('Retries'), name('Retries'), p.plan),
-    notBefore: parseNotBefore(get('Not-Before'), get('Delay'), name, p.plan, p.now),
+    notBefore: parseNotBefore(get('Not-Before'), get('Delay'), name, p.plan, p.now, duration),
     contentBasedDeduplication: parseBoolean(
       get('Content-Based-Deduplication'),
       name('Content-Based-Deduplication'),
@@ -127,7 +132,7 @@ export function parsePublishSettings(p: {
 
   const timeout = get('Timeout');
   if (timeout !== undefined) {
-    const ms = parseTimeout(timeout, name('Timeout'));
+    const ms = parseTimeout(timeout, name('Timeout'), duration);
     // Longer than the plan is not an error: the plan's timeout applies (interface.md: "It can
     // only shorten the plan default").
     if (ms < p.plan.timeout * 1_000) settings.timeoutMs = ms;
@@ -148,6 +153,7 @@ export function parsePublishSettings(p: {
     get('Flow-Control-Value'),
     name,
     p.plan,
+    duration,
   );
   if (flowControl) settings.flowControl = flowControl;
 
@@ -157,9 +163,9 @@ export function parsePublishSettings(p: {
     if (redact) settings.redact = redact;
   }
 
-  const callback = parseCallback(p.prefix, 'Callback', input, p.plan);
+  const callback = parseCallback(p.prefix, 'Callback', input, p.plan, duration);
   if (callback) settings.callback = callback;
-  const failureCallback = parseCallback(p.prefix, 'Failure-Callback', input, p.plan);
+  const failureCallback = parseCallback(p.prefix, 'Failure-Callback', input, p.plan, duration);
   if (failureCallback) settings.failureCallback = failureCallback;
 
   return settings;
@@ -309,10 +315,9 @@ function forwardedHeaders(prefix: string, input: Input, headerForward: boolean):
   const out: HeaderMap = {};
   const add = (name: string, values: string[], source: string) => {
     for (const value of values) {
-      if (!isValidHeaderValue(value)) {
-        throw badRequest(
-          `invalid ${canonicalHeaderName(source)} ${quoteValue(value)}: control characters are not allowed in a header value`,
-        );
+      const problem = headerValueProblem(value);
+      if (problem !== undefined) {
+        throw badRequest(`invalid ${canonicalHeaderName(source)} ${quoteValue(value)}: ${problem}`);
       }
       addHeader(out, name, value);
     }
@@ -375,6 +380,7 @@ function parseCallback(
   kind: 'Callback' | 'Failure-Callback',
   input: Input,
   plan: PlanLimits,
+  duration: Durations,
 ): CallbackSpec | undefined {
   const names = settingNames(prefix);
   const { header: base, lower: lowerBase } = names(kind);
@@ -405,10 +411,9 @@ function parseCallback(
     // `@upstash/qstash` forwards every header its endpoint received (`Connection`, `Host`…).
     if (HOP_BY_HOP_HEADERS.has(target)) continue;
     for (const value of input.settings.get(lower) ?? []) {
-      if (!isValidHeaderValue(value)) {
-        throw badRequest(
-          `invalid ${source} ${quoteValue(value)}: control characters are not allowed`,
-        );
+      const problem = headerValueProblem(value);
+      if (problem !== undefined) {
+        throw badRequest(`invalid ${source} ${quoteValue(value)}: ${problem}`);
       }
       addHeader(headers, target, value);
     }
@@ -427,12 +432,12 @@ function parseCallback(
   }
   const timeout = get('Timeout');
   if (timeout !== undefined) {
-    const ms = parseTimeout(timeout, `${base}-Timeout`);
+    const ms = parseTimeout(timeout, `${base}-Timeout`, duration);
     if (ms < plan.timeout * 1_000) spec.timeoutMs = ms;
   }
   const delay = get('Delay');
   if (delay !== undefined) {
-    const ms = parseDuration(delay, `${base}-Delay`);
+    const ms = duration(delay, `${base}-Delay`);
     if (ms > plan.max_delay * 1_000) {
       throw limitExceeded(
         `${base}-Delay ${quoteValue(delay)} is more than the plan's max_delay (${plan.max_delay} s)`,
@@ -455,9 +460,12 @@ function parseMethod(text: string | undefined, field: string): HttpMethod {
   return method;
 }
 
+/** Parses a duration setting, ms (`parseDuration`, strict or as stored settings are read). */
+type Durations = (text: string, field: string) => number;
+
 /** A duration of more than 0, ms. */
-function parseTimeout(text: string, field: string): number {
-  const ms = parseDuration(text, field);
+function parseTimeout(text: string, field: string, duration: Durations): number {
+  const ms = duration(text, field);
   if (ms === 0) throw badRequest(`invalid ${field} ${quoteValue(text)}: must be more than 0`);
   return ms;
 }
@@ -500,10 +508,11 @@ function parseNotBefore(
   name: (suffix: string) => string,
   plan: PlanLimits,
   now: number,
+  duration: Durations,
 ): number {
   const maxDelayMs = plan.max_delay * 1_000;
   // Parsed even when Not-Before wins, so a malformed Delay is still reported.
-  const delayMs = delayText === undefined ? undefined : parseDuration(delayText, name('Delay'));
+  const delayMs = delayText === undefined ? undefined : duration(delayText, name('Delay'));
   if (notBeforeText !== undefined) {
     const field = name('Not-Before');
     const notBefore = parseNonNegativeInteger(notBeforeText, field) * 1_000;
@@ -568,6 +577,7 @@ function parseFlowControl(
   valueText: string | undefined,
   name: (suffix: string) => string,
   plan: PlanLimits,
+  duration: Durations,
 ): FlowControl | undefined {
   const keyField = name('Flow-Control-Key');
   const valueField = name('Flow-Control-Value');
@@ -614,7 +624,7 @@ function parseFlowControl(
   let periodSec = 1;
   const periodText = fields.get('period');
   if (periodText !== undefined) {
-    const ms = parseDuration(periodText, `${valueField} period`);
+    const ms = duration(periodText, `${valueField} period`);
     if (ms === 0) throw fail('period must be more than 0');
     if (ms > MAX_PERIOD_MS) throw fail('period must be at most 7d');
     periodSec = ms / 1_000;

@@ -59,6 +59,18 @@ describe('parseWaitRequest', () => {
       400,
       'invalid timeoutHeaders',
     ],
+    [
+      'a header value the HTTP client cannot send',
+      { url: URL_, timeout: '1s', step: STEP, timeoutHeaders: { 'X-A': '日本' } },
+      400,
+      'invalid timeoutHeaders.X-A',
+    ],
+    [
+      'a header name that is not a token',
+      { url: URL_, timeout: '1s', step: STEP, timeoutHeaders: { 'bad name': 'x' } },
+      400,
+      'invalid timeoutHeaders',
+    ],
   ])('refuses %s', (_name, value, status, message) => {
     const raw = typeof value === 'string' ? Buffer.from(value) : body(value);
     const error = errorOf(() => parseWaitRequest(raw, WEEK_MS));

@@ -6,7 +6,7 @@
  */
 import { parseDuration } from './duration.js';
 import { badRequest, limitExceeded } from './errors.js';
-import { quoteValue } from './headers.js';
+import { headerValueProblem, isValidHeaderName, quoteValue } from './headers.js';
 import type { HeaderMap } from './types.js';
 import { isJsonObject } from './json.js';
 
@@ -61,6 +61,16 @@ function headerMapOf(value: unknown, field: string): HeaderMap {
   for (const [name, values] of Object.entries(value)) {
     const list = Array.isArray(values) ? values : [values];
     if (!list.every((v) => typeof v === 'string')) throw fail();
+    // Sent with the timeout's delivery: a name or value the HTTP client refuses would fail it
+    // on every attempt.
+    if (!isValidHeaderName(name))
+      throw badRequest(`invalid ${field}: header name ${quoteValue(name)}`);
+    for (const v of list) {
+      const problem = headerValueProblem(v);
+      if (problem !== undefined) {
+        throw badRequest(`invalid ${field}.${name} ${quoteValue(v)}: ${problem}`);
+      }
+    }
     out[name] = list;
   }
   return out;

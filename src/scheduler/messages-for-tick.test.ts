@@ -42,6 +42,12 @@ const tick = (s: Schedule, now = TICK + 5_000) =>
   });
 
 describe('messagesForTick', () => {
+  it('reads a delay stored before durations had to be written d, h, m, s once each', () => {
+    // Accepted when the schedule was made; refusing it now would fail every tick.
+    const [message] = tick(schedule({ 'svc-delay': ['30m1h'] }));
+    expect(message?.notBefore).toBe(TICK + 90 * 60_000);
+  });
+
   it('builds one message as a publish of the stored request at the tick', () => {
     const [message, ...rest] = tick(
       schedule(

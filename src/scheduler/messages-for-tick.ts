@@ -23,6 +23,11 @@ export function scheduleSettings(p: {
   tick: number;
   /** The URL group's default headers, for a group destination. */
   defaults?: HeaderMap;
+  /**
+   * Read at a tick, not at creation: the headers were accepted when the schedule was made, by
+   * rules that may have been looser then (durations with units in any order).
+   */
+  stored?: boolean;
 }): PublishSettings {
   return parsePublishSettings({
     prefix: p.prefix,
@@ -31,6 +36,7 @@ export function scheduleSettings(p: {
     defaults: p.defaults,
     plan: p.plan,
     now: p.tick,
+    stored: p.stored,
   });
 }
 
@@ -62,6 +68,7 @@ export function messagesForTick(p: {
     ...p,
     request: schedule.request,
     defaults: isUrl ? undefined : group?.headers,
+    stored: true,
   });
   const targets: UrlGroupEndpoint[] =
     isUrl || !group ? [{ url: schedule.destination }] : group.endpoints;

@@ -168,7 +168,8 @@ async function newQueues(
 
 export function batchRoutes(app: FastifyInstance, ctx: ApiContext): void {
   app.post('/v2/batch', async (request, reply) => {
-    const entries = jsonBody(request);
+    // An entry's `body` is the message body: bytes, which may hold NUL.
+    const entries = jsonBody(request, undefined, (path) => /^entry \d+\.body$/.test(path));
     if (!Array.isArray(entries)) {
       throw badRequest('invalid body: expected a JSON array of {destination, body?, headers?}');
     }

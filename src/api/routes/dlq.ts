@@ -37,7 +37,7 @@ function dlqQuery(url: string, extra: string[] = []): ParsedQuery {
   return parseQuery(searchParams(url), {
     filters: DLQ_FILTERS,
     maxCount: 100,
-    cursor: true,
+    cursor: { idPrefix: 'dlq' },
     extra: ['order', 'source', ...extra],
   });
 }

@@ -19,7 +19,7 @@ export function messageListRoute(app: FastifyInstance, ctx: ApiContext): void {
     const { filter, cursor, count } = parseQuery(params, {
       filters: CANCEL_FILTERS,
       maxCount: 100,
-      cursor: true,
+      cursor: { idPrefix: 'msg' },
       extra: [BODY_CUT_PARAM],
     });
     const bodyCut = parseBodyCut(params);
