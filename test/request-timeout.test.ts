@@ -179,3 +179,29 @@ describe('workflow webhooks without a live target', () => {
     expect(res.status).toBe(404);
   });
 });
+
+/** Waits for `check` to hold, polling, until `deadlineMs`. */
+async function until(check: () => boolean, deadlineMs = 5_000): Promise<void> {
+  const end = performance.now() + deadlineMs;
+  while (!check()) {
+    if (performance.now() > end) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describe('a client that disconnects while sending its body', () => {
+  it('is logged at debug as a disconnect, never as "storage unavailable"', async () => {
+    const before = logged.length;
+    const x = await open(5_000);
+    x.socket.write(
+      `POST /v2/publish/https://example.com/a HTTP/1.1\r\nHost: ferry\r\n${auth()}` +
+        'Content-Length: 100\r\n\r\n0123456789',
+    );
+    // The server has the request (its body is being read) before the client goes.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    x.socket.resetAndDestroy();
+    await until(() => logged.slice(before).some((l) => l.startsWith('debug client disconnected')));
+    // The earlier 408s cut bodies off too: none of them was a storage alert either.
+    expect(logged.filter((l) => !l.startsWith('debug'))).toEqual([]);
+  });
+});
