@@ -117,6 +117,7 @@ function baseServer(
   installOpenApi(app, prefix);
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+  acceptAnyContentType(app);
   app.addHook('onRequest', (request, reply, done) => {
     void reply.header('x-request-id', request.id);
     if (missingHost(request.raw)) {
@@ -156,6 +157,31 @@ function baseServer(
     done();
   });
   return app;
+}
+
+/**
+ * Lets every `Content-Type` through to the raw-body parser above. Fastify answers `415` before
+ * any parser runs when the header is not a valid media type (empty, `text`, `a, b`, a comment,
+ * non-ASCII), but Ferry reads every body as raw bytes whatever its type (publish delivers it
+ * byte for byte with the sender's `Content-Type`; JSON routes parse JSON whatever the header
+ * says, as docs/api.md promises). So the header is set aside while the body is read and put
+ * back before the route's own hooks and handler see the request.
+ */
+function acceptAnyContentType(app: FastifyInstance): void {
+  const given = new WeakMap<FastifyRequest, string>();
+  app.addHook('preParsing', (request, _reply, payload, done) => {
+    const contentType = request.raw.headers['content-type'];
+    if (contentType !== undefined) {
+      given.set(request, contentType);
+      request.raw.headers['content-type'] = 'application/octet-stream';
+    }
+    done(null, payload);
+  });
+  app.addHook('preValidation', (request, _reply, done) => {
+    const contentType = given.get(request);
+    if (contentType !== undefined) request.raw.headers['content-type'] = contentType;
+    done();
+  });
 }
 
 /**
