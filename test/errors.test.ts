@@ -206,6 +206,17 @@ describe('other endpoints', () => {
     expect(publish.status).toBe(405);
   });
 
+  it('405 names each allowed method once, in the text and in Allow', async () => {
+    // Two routes match this path with POST (`/v2/schedules/:id/pause` and the create route's
+    // `/v2/schedules/*`): it was "allowed: POST, POST, PATCH".
+    const res = await t.api('/v2/schedules/s1/pause', { method: 'GET' });
+    const { error } = (await res.json()) as { error: string };
+    const listed = /\(allowed: (.*)\)$/.exec(error)?.[1]?.split(', ') ?? [];
+    expect(listed.length).toBeGreaterThan(0);
+    expect(listed).toEqual([...new Set(listed)]);
+    expect(res.headers.get('allow')).toBe(listed.join(', '));
+  });
+
   it('never lets one account see another account’s message', async () => {
     const { messageId } = (await (await publish(t, 'https://example.com/mine')).json()) as {
       messageId: string;

@@ -161,13 +161,17 @@ export function installErrorHandling(app: FastifyInstance, logger: Logger): void
   });
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? '';
-    const allowed = routes
-      .filter((r) => r.method !== 'HEAD' && r.pattern.test(path))
-      .map((r) => r.method);
+    // A method may be listed once per route matching the path (`/v2/queues/:name` and
+    // `/v2/queues/:name/pause` patterns, or a route registered on two plugins): once each.
+    const allowed = [
+      ...new Set(
+        routes.filter((r) => r.method !== 'HEAD' && r.pattern.test(path)).map((r) => r.method),
+      ),
+    ];
     if (allowed.length > 0) {
       return reply
         .code(405)
-        .header('allow', [...new Set(allowed)].join(', '))
+        .header('allow', allowed.join(', '))
         .send({
           error: `method ${request.method} not allowed on ${path} (allowed: ${allowed.join(', ')})`,
         });
