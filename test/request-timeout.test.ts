@@ -193,12 +193,18 @@ describe('a client that disconnects while sending its body', () => {
   it('is logged at debug as a disconnect, never as "storage unavailable"', async () => {
     const before = logged.length;
     const x = await open(5_000);
+    // Node answers `100 Continue` as it hands the request over: then its body is being read.
+    const continued = new Promise<void>((resolve) =>
+      x.socket.on('data', (chunk: Buffer) => {
+        if (chunk.toString().includes('100 Continue')) resolve();
+      }),
+    );
     x.socket.write(
       `POST /v2/publish/https://example.com/a HTTP/1.1\r\nHost: ferry\r\n${auth()}` +
-        'Content-Length: 100\r\n\r\n0123456789',
+        'Expect: 100-continue\r\nContent-Length: 100\r\n\r\n',
     );
-    // The server has the request (its body is being read) before the client goes.
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await continued;
+    x.socket.write('0123456789');
     x.socket.resetAndDestroy();
     await until(() => logged.slice(before).some((l) => l.startsWith('debug client disconnected')));
     // The earlier 408s cut bodies off too: none of them was a storage alert either.
