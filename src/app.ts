@@ -233,6 +233,7 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
       logger,
     },
     logRequests: config.logLevel === 'debug',
+    requestTimeoutMs: config.requestTimeoutMs,
   };
   const metricsEndpoint = {
     scrape: () => metrics.scrape(),

@@ -261,6 +261,17 @@ describe('other endpoints', () => {
     expect(publish.status).toBe(405);
   });
 
+  it('405 names each allowed method once, in the text and in Allow', async () => {
+    // Two routes match this path with POST (`/v2/schedules/:id/pause` and the create route's
+    // `/v2/schedules/*`): it was "allowed: POST, POST, PATCH".
+    const res = await t.api('/v2/schedules/s1/pause', { method: 'GET' });
+    const { error } = (await res.json()) as { error: string };
+    const listed = /\(allowed: (.*)\)$/.exec(error)?.[1]?.split(', ') ?? [];
+    expect(listed.length).toBeGreaterThan(0);
+    expect(listed).toEqual([...new Set(listed)]);
+    expect(res.headers.get('allow')).toBe(listed.join(', '));
+  });
+
   it('never lets one account see another account’s message', async () => {
     const { messageId } = (await (await publish(t, 'https://example.com/mine')).json()) as {
       messageId: string;
@@ -500,5 +511,75 @@ describe.each(STORAGES)('malformed cursors (%s)', (storage) => {
     };
     expect(next.messages).toHaveLength(1);
     expect((await s.api(`/v2/messages?cursor=${newMessageId()}`)).status).toBe(200);
+  });
+});
+
+describe('JSON bodies of the messaging API refuse fields they do not know', () => {
+  const post = (path: string, body: unknown, method = 'POST') =>
+    t.api(path, { method, body: JSON.stringify(body) });
+
+  it('the queue upsert: a misspelt field, a null, Infinity', async () => {
+    await expectError(
+      await post('/v2/queues', { queueName: 'typo', paralelism: 5, pasued: true }),
+      400,
+      /^body: unknown field "paralelism" \(allowed: queueName, parallelism, paused\)$/,
+    );
+    await expectError(
+      await post('/v2/queues', { queueName: 'typo', parallelism: null }),
+      400,
+      /^body\.parallelism: /,
+    );
+    await expectError(
+      await t.api('/v2/queues', {
+        method: 'POST',
+        body: '{"queueName":"typo","parallelism":1e400}',
+      }),
+      400,
+      /^body\.parallelism: must be <= /,
+    );
+    expect((await t.api('/v2/queues/typo')).status).toBe(404);
+    // What the SDKs send still works.
+    const ok = await post('/v2/queues', { queueName: 'typo', parallelism: 2, paused: false });
+    expect(ok.status).toBe(200);
+  });
+
+  it('URL-group endpoints and default headers', async () => {
+    await expectError(
+      await post('/v2/topics/billing/endpoints', {
+        endpoints: [{ url: 'https://example.com/a', nmae: 'billing' }],
+      }),
+      400,
+      /^body\.endpoints\.0: unknown field "nmae" \(allowed: url, name\)$/,
+    );
+    await expectError(
+      await post('/v2/topics/billing/endpoints', { endpoints: [], extra: 1 }),
+      400,
+      /unknown field "extra"/,
+    );
+    await expectError(
+      await post('/v2/topics/billing', { header: {} }, 'PATCH'),
+      400,
+      /unknown field "header"/,
+    );
+    expect((await t.api('/v2/topics/billing')).status).toBe(404);
+  });
+
+  it('batch entries, named by position', async () => {
+    await expectError(
+      await post('/v2/batch', [
+        { destination: 'https://example.com/a' },
+        { destination: 'https://example.com/b', tpye: 'x' },
+      ]),
+      400,
+      /^entry 1: unknown field "tpye" \(allowed: destination, body, headers, queue\)$/,
+    );
+  });
+
+  it('the workflow wait body', async () => {
+    await expectError(
+      await post('/v2/wait/evt_1', { url: 'https://example.com', timeout: 1, step: {}, urll: 'x' }),
+      400,
+      /unknown field "urll"/,
+    );
   });
 });

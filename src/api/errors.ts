@@ -93,11 +93,42 @@ export function isStorageUnavailable(error: unknown): boolean {
   return false;
 }
 
+/** Codes of a request stream that ended because its client went away (or was cut off). */
+const DISCONNECT_CODES = new Set([
+  'ECONNRESET',
+  'ECONNABORTED',
+  'EPIPE',
+  'ERR_STREAM_PREMATURE_CLOSE',
+]);
+
+/**
+ * Whether `error` is the client's connection ending before its request was received (it hung
+ * up, or `--request-timeout` cut it off): a socket error, not storage's, though it carries the
+ * same `ECONNRESET`.
+ */
+export function isClientDisconnect(error: unknown, request: FastifyRequest): boolean {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return (
+    typeof code === 'string' &&
+    DISCONNECT_CODES.has(code) &&
+    !request.raw.complete &&
+    request.raw.destroyed
+  );
+}
+
 export function installErrorHandling(app: FastifyInstance, logger: Logger): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof FerryError) {
       if (error.headers) void reply.headers(error.headers);
       return reply.code(error.status).send({ error: error.message });
+    }
+    if (isClientDisconnect(error, request)) {
+      // Nobody reads the answer; logged at debug only, as it is not the server's problem.
+      logger.debug(
+        { reqId: request.id, route: request.routeOptions.url, code: error.code },
+        'client disconnected before its request was received',
+      );
+      return reply.code(400).send({ error: 'the client closed the connection' });
     }
     if (isStorageUnavailable(error)) {
       logger.warn(
@@ -130,13 +161,17 @@ export function installErrorHandling(app: FastifyInstance, logger: Logger): void
   });
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? '';
-    const allowed = routes
-      .filter((r) => r.method !== 'HEAD' && r.pattern.test(path))
-      .map((r) => r.method);
+    // A method may be listed once per route matching the path (`/v2/queues/:name` and
+    // `/v2/queues/:name/pause` patterns, or a route registered on two plugins): once each.
+    const allowed = [
+      ...new Set(
+        routes.filter((r) => r.method !== 'HEAD' && r.pattern.test(path)).map((r) => r.method),
+      ),
+    ];
     if (allowed.length > 0) {
       return reply
         .code(405)
-        .header('allow', [...new Set(allowed)].join(', '))
+        .header('allow', allowed.join(', '))
         .send({
           error: `method ${request.method} not allowed on ${path} (allowed: ${allowed.join(', ')})`,
         });

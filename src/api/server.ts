@@ -10,6 +10,12 @@ import { authHook } from './auth.js';
 import type { ApiContext } from './context.js';
 import { registerConsole } from './console.js';
 import { installErrorHandling } from './errors.js';
+import {
+  clientErrorHandler,
+  frameworkErrors,
+  installProtocolChecks,
+  missingHost,
+} from './client-errors.js';
 import { installOpenApi, openApiRoute } from './openapi.js';
 import { inputGuard } from './input-guard.js';
 import { requestRateHook } from './limits.js';
@@ -51,7 +57,16 @@ export interface OpsOptions {
   metrics?: MetricsEndpoint;
   /** Log one line per request at debug level (only when the log level is debug). */
   logRequests: boolean;
+  /**
+   * The longest a client may take to send a whole request, headers and body, in ms
+   * (`--request-timeout`); past it the request is answered 408 and its connection closed.
+   * Default 60 s.
+   */
+  requestTimeoutMs?: number;
 }
+
+/** `--request-timeout`'s default, ms. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
 
 /** An `X-Request-Id` a client or proxy sent that is safe to log and echo; else Ferry makes one. */
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -68,6 +83,7 @@ function baseServer(
   prefix: string,
   routes: (app: FastifyInstance) => void,
 ): FastifyInstance {
+  const requestTimeoutMs = ops.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   const app = Fastify({
     // No request log: request URLs carry tokens (`queue_token`). Ferry logs route patterns only
     // (errors.ts, and the debug request line).
@@ -77,17 +93,41 @@ function baseServer(
     routerOptions: { maxParamLength: 16 * 1024 },
     return503OnClosing: true,
     forceCloseConnections: 'idle',
+    // Fastify turns Node's request timeout off (0) by default, for servers behind a proxy that
+    // bounds it; Ferry is often reached directly, and a body that stops arriving would hold its
+    // connection and its buffered bytes forever. Node checks the deadline every
+    // `connectionsCheckingInterval` (30 s by default), so the check runs at a tenth of the
+    // timeout (at most every second) for the 408 to come near it.
+    requestTimeout: requestTimeoutMs,
+    http: {
+      requestTimeout: requestTimeoutMs,
+      headersTimeout: Math.min(60_000, requestTimeoutMs),
+      connectionsCheckingInterval: Math.min(1_000, Math.max(10, Math.floor(requestTimeoutMs / 10))),
+      // Checked in the onRequest hook below, to answer in Ferry's shape (Node's 400 has no body).
+      requireHostHeader: false,
+    },
+    clientErrorHandler: clientErrorHandler(requestTimeoutMs),
+    frameworkErrors,
     genReqId: (request) => {
       const given = request.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
   });
   installErrorHandling(app, logger);
+  installProtocolChecks(app.server);
   installOpenApi(app, prefix);
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+  acceptAnyContentType(app);
   app.addHook('onRequest', (request, reply, done) => {
     void reply.header('x-request-id', request.id);
+    if (missingHost(request.raw)) {
+      void reply
+        .code(400)
+        .header('connection', 'close')
+        .send({ error: 'missing Host header: HTTP/1.1 requests must carry one' });
+      return;
+    }
     done();
   });
   app.addHook('onRequest', inputGuard(prefix));
@@ -119,6 +159,31 @@ function baseServer(
     done();
   });
   return app;
+}
+
+/**
+ * Lets every `Content-Type` through to the raw-body parser above. Fastify answers `415` before
+ * any parser runs when the header is not a valid media type (empty, `text`, `a, b`, a comment,
+ * non-ASCII), but Ferry reads every body as raw bytes whatever its type (publish delivers it
+ * byte for byte with the sender's `Content-Type`; JSON routes parse JSON whatever the header
+ * says, as docs/api.md promises). So the header is set aside while the body is read and put
+ * back before the route's own hooks and handler see the request.
+ */
+function acceptAnyContentType(app: FastifyInstance): void {
+  const given = new WeakMap<FastifyRequest, string>();
+  app.addHook('preParsing', (request, _reply, payload, done) => {
+    const contentType = request.raw.headers['content-type'];
+    if (contentType !== undefined) {
+      given.set(request, contentType);
+      request.raw.headers['content-type'] = 'application/octet-stream';
+    }
+    done(null, payload);
+  });
+  app.addHook('preValidation', (request, _reply, done) => {
+    const contentType = given.get(request);
+    if (contentType !== undefined) request.raw.headers['content-type'] = contentType;
+    done();
+  });
 }
 
 /**

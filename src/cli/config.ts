@@ -111,6 +111,13 @@ export interface Config {
   eventRetentionMs: number;
   /** How long SIGTERM waits for in-flight deliveries before releasing them for redelivery. */
   shutdownGraceMs: number;
+  /**
+   * The longest a client may take to send one whole request (headers and body), ms: past it the
+   * request is answered 408 and its connection closed. Without it a body that stops arriving
+   * holds its connection and buffered bytes forever (Fastify turns Node's request timeout off).
+   * Headers alone get at most 60 s of it.
+   */
+  requestTimeoutMs: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'silent';
   /** `json` (one JSON object per line, for log collectors) or `pretty` (for a terminal). */
   logFormat: 'json' | 'pretty';
@@ -262,6 +269,12 @@ export const OPTIONS = {
     env: 'FERRY_SHUTDOWN_GRACE',
     arg: 'D',
     help: 'wait for in-flight deliveries and answers on stop (10s)',
+  },
+  requestTimeout: {
+    flag: 'request-timeout',
+    env: 'FERRY_REQUEST_TIMEOUT',
+    arg: 'D',
+    help: 'longest time a client may take to send a request, body included (60s)',
   },
   logLevel: { flag: 'log-level', env: 'FERRY_LOG_LEVEL', arg: 'L', help: 'log level (info)' },
   logFormat: {
@@ -598,6 +611,7 @@ export function resolveConfig(
     sqliteSynchronous: oneOf('sqliteSynchronous', ['full', 'normal'], 'full'),
     eventRetentionMs: duration('eventRetention', '7d'),
     shutdownGraceMs: duration('shutdownGrace', '10s'),
+    requestTimeoutMs: duration('requestTimeout', '60s', 1_000),
     console: consoleOn(flags, env),
     logLevel: oneOf('logLevel', ['fatal', 'error', 'warn', 'info', 'debug', 'silent'], 'info'),
     logFormat: oneOf('logFormat', ['json', 'pretty'], 'json'),

@@ -34,6 +34,8 @@ export interface TestFerryOptions {
   wrapDriver?: (driver: Driver) => Driver;
   /** The delivery dispatcher (instead of the one the config builds). */
   dispatcher?: Dispatcher;
+  /** Changes the loaded config before Ferry starts (values flags cannot spell, like 300 ms). */
+  configure?: (config: Config) => void;
 }
 
 export interface TestFerry {
@@ -62,6 +64,7 @@ export async function startFerry(options: TestFerryOptions = {}): Promise<TestFe
     {},
   );
   if (options.engine === false) config.roles = ['api'];
+  options.configure?.(config);
   let driver: Driver | undefined = options.driver;
   let schema: string | undefined;
   if (options.storage === 'postgres') {

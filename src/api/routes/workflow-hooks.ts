@@ -9,8 +9,8 @@
  * request as the SDK decodes it. See docs/workflows.md.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { notFound } from '../../core/errors.js';
-import type { HeaderMap } from '../../core/types.js';
+import { notFound, tooLarge } from '../../core/errors.js';
+import type { Account, HeaderMap } from '../../core/types.js';
 import { parseStepBody } from '../../core/workflow.js';
 import { checkEventId } from '../../core/workflow-events.js';
 import { notifyRun } from '../../engine/workflow-events.js';
@@ -61,12 +61,18 @@ function hookEventData(request: FastifyRequest, body: Uint8Array): Uint8Array {
  * have the auth hook).
  */
 export function workflowHookRoutes(app: FastifyInstance, ctx: ApiContext): void {
+  /** The account each request found in `preParsing`, for its handler. */
+  const found = new WeakMap<FastifyRequest, Account>();
   app.route<{ Params: { userId: string; runId: string; eventId: string } }>({
     // Every method a webhook sender may use (HEAD comes with GET). Not `app.all`: it adds
     // QUERY, which OpenAPI 3.1, and so the API document, cannot describe.
     method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE'],
     url: '/v2/workflows/hooks/:userId/:runId/:eventId',
-    handler: async (request: HookRequest, reply) => {
+    // Before the body is read: anyone may call this route, and a body sent to a URL that is not a
+    // live webhook must cost the server nothing but the check (the 404 is sent and the rest of
+    // the body discarded as it arrives, never buffered). A Content-Length beyond the account's
+    // max_message_size is refused here too.
+    preParsing: async (request: HookRequest, _reply, payload) => {
       const { userId, runId } = request.params;
       const eventId = checkEventId(request.params.eventId);
       const account = await ctx.accounts.get(userId);
@@ -75,6 +81,18 @@ export function workflowHookRoutes(app: FastifyInstance, ctx: ApiContext): void 
       if (!run || run.state !== 'RUN_STARTED') throw notFound(NOT_FOUND);
       const steps = await ctx.executor.workflowStepList({ accountId: account.id, runId });
       if (!createdWebhook(steps, eventId)) throw notFound(NOT_FOUND);
+      const declared = Number(request.headers['content-length'] ?? 0);
+      const limit = ctx.accounts.limits(account).max_message_size;
+      if (declared > limit) {
+        throw tooLarge(`body of ${declared} bytes is larger than max_message_size (${limit})`);
+      }
+      found.set(request, account);
+      return payload;
+    },
+    handler: async (request: HookRequest, reply) => {
+      const { runId, eventId } = request.params;
+      const account = found.get(request);
+      if (!account) throw notFound(NOT_FOUND);
       const body = bodyOf(request, ctx.accounts.limits(account));
       const now = ctx.clock.now();
       const notified = await notifyRun(ctx.executor, {

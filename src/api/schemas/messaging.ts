@@ -39,19 +39,37 @@ import {
 
 const opt = Type.Optional;
 
+/**
+ * A JSON body object: a field it does not name is a 400 naming it (`body: unknown field
+ * "paralelism"`), as in the management API, rather than silently ignored. The official SDKs send
+ * only the fields these schemas name (checked against @upstash/qstash and @upstash/workflow).
+ */
+const closed = { additionalProperties: false } as const;
+
+/**
+ * The largest integer a JSON body field takes: `1e400` parses to `Infinity`, which JSON Schema's
+ * `integer` lets through.
+ */
+const MAX_INT = Number.MAX_SAFE_INTEGER;
+
 /** `POST /v2/queues`: the handler relies on this schema for the body's shape and types. */
-export const QueueUpsertBody = Type.Object({
-  queueName: Type.String({
-    pattern: QUEUE_NAME.source,
-    description: '1 to 200 letters, digits, `-`, `.` and `_`',
-  }),
-  parallelism: opt(
-    Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], {
-      description: "At most the plan's max_parallelism (412); default 1",
+export const QueueUpsertBody = Type.Object(
+  {
+    queueName: Type.String({
+      pattern: QUEUE_NAME.source,
+      description: '1 to 200 letters, digits, `-`, `.` and `_`',
     }),
-  ),
-  paused: opt(Type.Union([Type.Boolean(), Type.Null()])),
-});
+    parallelism: opt(
+      Type.Integer({
+        minimum: 1,
+        maximum: MAX_INT,
+        description: "At most the plan's max_parallelism (412); default 1",
+      }),
+    ),
+    paused: opt(Type.Boolean()),
+  },
+  closed,
+);
 export type QueueUpsert = Static<typeof QueueUpsertBody>;
 
 /** The publish settings headers (`<P>-Retries`…), documented under the configured prefix. */
@@ -245,19 +263,24 @@ export function messagingSchemas(prefix: string): Record<string, RouteSchema> {
     'POST /v2/batch': {
       summary: 'Many publishes in one request, all or nothing',
       body: Type.Array(
-        Type.Object({
-          destination: Type.String({ minLength: 1, description: 'A URL or a URL-group name' }),
-          body: opt(
-            Type.Unknown({ description: 'A string is sent as is; another JSON value as its JSON' }),
-          ),
-          headers: opt(
-            Type.Union([
-              Type.Record(Type.String(), Type.Union([Type.String(), Type.Array(Type.String())])),
-              Type.Null(),
-            ]),
-          ),
-          queue: opt(Type.Union([Type.String(), Type.Null()])),
-        }),
+        Type.Object(
+          {
+            destination: Type.String({ minLength: 1, description: 'A URL or a URL-group name' }),
+            body: opt(
+              Type.Unknown({
+                description: 'A string is sent as is; another JSON value as its JSON',
+              }),
+            ),
+            headers: opt(
+              Type.Union([
+                Type.Record(Type.String(), Type.Union([Type.String(), Type.Array(Type.String())])),
+                Type.Null(),
+              ]),
+            ),
+            queue: opt(Type.Union([Type.String(), Type.Null()])),
+          },
+          closed,
+        ),
         { maxItems: MAX_BATCH_ENTRIES },
       ),
       response: {
@@ -271,9 +294,14 @@ export function messagingSchemas(prefix: string): Record<string, RouteSchema> {
   });
 
   const nameParam = pathParam('name', 'URL-group name');
-  const endpoints = Type.Object({
-    endpoints: Type.Array(Type.Object({ url: opt(Type.String()), name: opt(Type.String()) })),
-  });
+  const endpoints = Type.Object(
+    {
+      endpoints: Type.Array(
+        Type.Object({ url: opt(Type.String()), name: opt(Type.String()) }, closed),
+      ),
+    },
+    closed,
+  );
   tag(['URL groups'], {
     'POST /v2/topics/:name/endpoints': {
       summary: 'Add endpoints (creates the group)',
@@ -294,11 +322,14 @@ export function messagingSchemas(prefix: string): Record<string, RouteSchema> {
     'PATCH /v2/topics/:name': {
       summary: 'Set the group’s default headers (publish settings)',
       params: nameParam,
-      body: Type.Object({
-        headers: opt(
-          Type.Record(Type.String(), Type.Union([Type.String(), Type.Array(Type.String())])),
-        ),
-      }),
+      body: Type.Object(
+        {
+          headers: opt(
+            Type.Record(Type.String(), Type.Union([Type.String(), Type.Array(Type.String())])),
+          ),
+        },
+        closed,
+      ),
       response: { 200: UrlGroupOut, ...common, ...errors(404) },
     },
     'GET /v2/topics': {
@@ -592,13 +623,18 @@ export function messagingSchemas(prefix: string): Record<string, RouteSchema> {
       summary: 'A run waits for an event (`context.waitForEvent`)',
       params: eventParam,
       headers: publishHeaders,
-      body: Type.Object({
-        url: Type.String(),
-        timeout: Type.Union([Type.Integer({ minimum: 0 }), Type.String()]),
-        step: Type.Object({}),
-        timeoutUrl: opt(Type.String()),
-        timeoutHeaders: opt(Type.Unknown()),
-      }),
+      body: Type.Object(
+        {
+          url: Type.String(),
+          timeout: Type.Union([Type.Integer({ minimum: 0, maximum: MAX_INT }), Type.String()]),
+          step: Type.Object({}),
+          timeoutUrl: opt(Type.String()),
+          timeoutHeaders: opt(Type.Unknown()),
+          // @upstash/workflow sends it (as undefined, so absent); stored by neither.
+          timeoutBody: opt(Type.Unknown()),
+        },
+        closed,
+      ),
       response: { 200: Type.Object({ messageId: Type.String() }), ...common, ...errors(412) },
     },
     'POST /v2/notify/:eventId': {
