@@ -24,6 +24,7 @@ interface Operation {
 }
 interface Document {
   openapi: string;
+  info: { title: string; description?: string };
   paths: Record<string, Record<string, Operation>>;
   components: { securitySchemes: Record<string, Json> };
 }
@@ -465,7 +466,10 @@ describe.each(STORAGES)('OpenAPI document on %s', (storage) => {
 describe('header prefix', () => {
   let t: TestFerry;
   beforeAll(async () => {
-    t = await startFerry({ engine: false, args: ['--header-prefix', 'Upstash'] });
+    t = await startFerry({
+      engine: false,
+      args: ['--header-prefix', 'Upstash', '--mgmt-port', '0'],
+    });
   });
   afterAll(async () => {
     await t?.close();
@@ -481,6 +485,16 @@ describe('header prefix', () => {
     expect(names.filter((n) => n.startsWith('Svc-'))).toEqual([]);
     const schedule = doc.paths['/v2/schedules/{destination}']?.post?.parameters ?? [];
     expect(schedule.map((p) => p.name)).toContain('Upstash-Cron');
+  });
+
+  it("each port's document describes the APIs that port serves", async () => {
+    const main = (await documentOf(t.url)).info.description ?? '';
+    expect(main).toContain('`Upstash-…`');
+    expect(main).toMatch(/management API is served on a port of its own/);
+    expect(main).not.toMatch(/and management API/);
+    const mgmt = (await documentOf(t.ferry.mgmtUrl)).info.description ?? '';
+    expect(mgmt).toMatch(/^Ferry's management API/);
+    expect(mgmt).not.toMatch(/Publish settings|Svc-/);
   });
 });
 

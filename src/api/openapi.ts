@@ -182,13 +182,38 @@ function failure(check: ValidateFunction, part: Part, bodyIsArray: boolean): { e
   };
 }
 
+/** What a server's document describes. */
+export interface ApiDescription {
+  /** The header prefix (`Svc`): the document shows the headers under it. */
+  prefix: string;
+  /** Whether the server serves the messaging API, and the management API. */
+  messaging: boolean;
+  management: boolean;
+}
+
+/** The document's opening line: the APIs this server serves, not the ones another port serves. */
+function describeApis({ prefix, messaging, management }: ApiDescription): string {
+  const errors = 'Errors are `{"error": "..."}`.';
+  const settings = `Publish settings are headers named \`${prefix}-…\` on this server.`;
+  if (messaging && management) {
+    return `Ferry's messaging API (Bearer token) and management API (Basic credentials). ${errors} ${settings}`;
+  }
+  if (messaging) {
+    return `Ferry's messaging API (Bearer token); the management API is served on a port of its own (--mgmt-port). ${errors} ${settings}`;
+  }
+  if (management) {
+    return `Ferry's management API (Basic credentials); the messaging API is served on the main port. ${errors}`;
+  }
+  return `Ferry's health, readiness and metrics endpoints. ${errors}`;
+}
+
 /**
  * Installs schemas, validation and serialization on `app`, and registers @fastify/swagger. Call
  * before any route is added, and add routes in a plugin registered after this (swagger collects
  * routes as they are added).
- * @param prefix the header prefix (`Svc`): the document shows the headers under it.
  */
-export function installOpenApi(app: FastifyInstance, prefix: string): void {
+export function installOpenApi(app: FastifyInstance, api: ApiDescription): void {
+  const { prefix } = api;
   const schemas = routeSchemas(prefix);
   const registered: RegisteredRoute[] = [];
   REGISTERED.set(app, registered);
@@ -216,7 +241,7 @@ export function installOpenApi(app: FastifyInstance, prefix: string): void {
       info: {
         title: 'Ferry',
         version: '2',
-        description: `Ferry's messaging API (Bearer token) and management API (Basic credentials). Errors are \`{"error": "..."}\`. Publish settings are headers named \`${prefix}-…\` on this server.`,
+        description: describeApis(api),
       },
       components: {
         securitySchemes: {

@@ -16,7 +16,7 @@ import {
   installProtocolChecks,
   missingHost,
 } from './client-errors.js';
-import { installOpenApi, openApiRoute } from './openapi.js';
+import { installOpenApi, openApiRoute, type ApiDescription } from './openapi.js';
 import { inputGuard } from './input-guard.js';
 import { requestRateHook } from './limits.js';
 import { metricsRoute, type MetricsEndpoint } from './metrics-route.js';
@@ -80,7 +80,7 @@ function baseServer(
   logger: Logger,
   bodyLimit: number,
   ops: OpsOptions,
-  prefix: string,
+  api: ApiDescription,
   routes: (app: FastifyInstance) => void,
 ): FastifyInstance {
   const requestTimeoutMs = ops.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
@@ -115,7 +115,7 @@ function baseServer(
   });
   installErrorHandling(app, logger);
   installProtocolChecks(app.server);
-  installOpenApi(app, prefix);
+  installOpenApi(app, api);
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
   acceptAnyContentType(app);
@@ -130,7 +130,7 @@ function baseServer(
     }
     done();
   });
-  app.addHook('onRequest', inputGuard(prefix));
+  app.addHook('onRequest', inputGuard(api.prefix));
   if (ops.logRequests) {
     app.addHook('onResponse', (request, reply, done) => {
       // The route pattern, not the URL: a publish URL carries the destination and its query.
@@ -196,7 +196,8 @@ export function buildManagementServer(
   ops: OpsOptions,
   console?: { headerPrefix: string },
 ): FastifyInstance {
-  return baseServer(ctx.logger, MGMT_BODY_LIMIT, ops, DEFAULT_PREFIX, (app) => {
+  const api = { prefix: DEFAULT_PREFIX, messaging: false, management: true };
+  return baseServer(ctx.logger, MGMT_BODY_LIMIT, ops, api, (app) => {
     openApiRoute(app);
     registerManagement(app, ctx);
     if (console) {
@@ -211,7 +212,8 @@ export function buildManagementServer(
 
 /** `/metrics`, `/ready` and `/health` alone, for `--metrics-port`. */
 export function buildOpsServer(logger: Logger, ops: OpsOptions): FastifyInstance {
-  return baseServer(logger, 1024, ops, DEFAULT_PREFIX, () => undefined);
+  const api = { prefix: DEFAULT_PREFIX, messaging: false, management: false };
+  return baseServer(logger, 1024, ops, api, () => undefined);
 }
 
 /** Bytes of a request's body plus its response's body, as sent (`Content-Length`). */
@@ -228,7 +230,8 @@ const DEFAULT_PREFIX = 'Svc';
 const PUBLISH_ROUTES = new Set(['/v2/publish/*', '/v2/enqueue/:queue/*', '/v2/batch']);
 
 export function buildServer(ctx: ApiContext, options: ServerOptions): FastifyInstance {
-  return baseServer(ctx.logger, options.bodyLimit, options.ops, ctx.prefix, (app) => {
+  const api = { prefix: ctx.prefix, messaging: true, management: options.management !== undefined };
+  return baseServer(ctx.logger, options.bodyLimit, options.ops, api, (app) => {
     openApiRoute(app);
     if (options.management) registerManagement(app, options.management);
     if (options.console) {
