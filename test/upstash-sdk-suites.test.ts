@@ -116,6 +116,40 @@ describe.each(STORAGES)('what the official SDK suites expect (%s)', (storage) =>
     });
   });
 
+  describe('GET /v2/events: the filters client.logs sends', () => {
+    const ids = (logs: { messageId: string }[]) =>
+      [...new Set(logs.map((l) => l.messageId))].sort();
+
+    it('messageIds (repeated), flowControlKey and callerIp select the matching events', async () => {
+      const key = `logs-key-${storage}`;
+      const a = await client.publish({
+        url: `${dest.url}/logs-a`,
+        body: 'a',
+        delay: 3600,
+        flowControl: { key, parallelism: 1 },
+      });
+      const b = await client.publish({ url: `${dest.url}/logs-b`, body: 'b', delay: 3600 });
+      const c = await client.publish({ url: `${dest.url}/logs-c`, body: 'c', delay: 3600 });
+
+      const byIds = await client.logs({ messageIds: [a.messageId, b.messageId] });
+      expect(ids(byIds.logs)).toEqual([a.messageId, b.messageId].sort());
+      const byKey = await client.logs({ filter: { flowControlKey: key } });
+      expect(ids(byKey.logs)).toEqual([a.messageId]);
+
+      // Published over loopback: the caller's address is the one the API saw.
+      const { body } = await json(`/v2/events?messageId=${c.messageId}`);
+      const callerIp = (body.events as { callerIP: string }[])[0]?.callerIP ?? '';
+      expect(callerIp).not.toBe('');
+      const byIp = await client.logs({ filter: { callerIp, url: `${dest.url}/logs-c` } });
+      expect(ids(byIp.logs)).toEqual([c.messageId]);
+      expect((await client.logs({ filter: { callerIp: '192.0.2.1' } })).logs).toEqual([]);
+      const spelled = await json(
+        `/v2/logs?callerIP=${encodeURIComponent(callerIp)}&messageIds=${b.messageId}`,
+      );
+      expect(ids(spelled.body.logs as { messageId: string }[])).toEqual([b.messageId]);
+    });
+  });
+
   describe('cursor: absent on the last page', () => {
     beforeAll(async () => {
       for (const n of [1, 2]) await client.publish({ url: `${dest.url}/paged`, body: `p${n}` });

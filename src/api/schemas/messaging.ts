@@ -129,6 +129,10 @@ const q = (properties: Record<string, TSchema>) =>
 
 const eventsQuery = q({
   ...recordFilters,
+  messageIds: multi('Message ids'),
+  flowControlKey: multi('Flow-control keys'),
+  callerIp: multi('Caller IPs'),
+  callerIP: multi('Caller IPs (the spelling of the events’ `callerIP`)'),
   state: multi(
     'States (CREATED, ACTIVE, DELIVERED, ERROR, RETRY, FAILED, CANCELLED, …, IN_PROGRESS)',
   ),
