@@ -3,18 +3,25 @@
  * `@upstash/qstash` and raw HTTP: a batch with an invalid entry fails as a whole and stores
  * nothing; the last page of a list or bulk call has no `cursor` field (only the workflow DLQ
  * resume keeps `""`); ending a workflow run that has ended already succeeds and changes nothing.
+ * And what the SDK sends: the events-log filters of `client.logs`, and the `count=100` of a bulk
+ * cancel, which the server ignores (every match is cancelled).
  */
 import { Client, QstashError } from '@upstash/qstash';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CANCEL_CHUNK } from '../src/api/routes/messages.js';
+import { createAccount } from '../src/cli/credentials.js';
 import { ManualClock } from '../src/core/clock.js';
 import { STORAGES, startFerry, type TestFerry } from './helpers/ferry.js';
 import { planArgs } from './helpers/limits.js';
+import { replacing, wrapTransactions } from './helpers/wrap-driver.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 
 describe.each(STORAGES)('what the official SDK suites expect (%s)', (storage) => {
   let t: TestFerry;
   let dest: Receiver;
   let client: Client;
+  let clock: ManualClock;
+  const deletedPerTransaction: number[] = [];
 
   const json = async (path: string, init?: RequestInit) => {
     const res = await t.api(path, init);
@@ -27,12 +34,23 @@ describe.each(STORAGES)('what the official SDK suites expect (%s)', (storage) =>
     (await client.logs({ filter: { url: `${dest.url}${path}` } })).logs;
 
   beforeAll(async () => {
-    const clock = new ManualClock(Date.now());
+    clock = new ManualClock(Date.now());
     t = await startFerry({
       storage,
       clock,
       engine: false,
       args: ['--header-prefix', 'Upstash', ...planArgs({ paid: { max_queues: 2 } })],
+      // Records how many messages each transaction's bulk cancel removed.
+      wrapDriver: (driver) =>
+        wrapTransactions(driver, (run) =>
+          run((tx) =>
+            replacing(tx, 'messageDeleteMany', (original) => async (params) => {
+              const deleted = await original(params);
+              deletedPerTransaction.push(deleted.length);
+              return deleted;
+            }),
+          ),
+        ),
     });
     dest = await startReceiver((req) => ({ status: req.path.startsWith('/broken') ? 500 : 200 }));
     client = new Client({ baseUrl: t.url, token: t.token, enableTelemetry: false, retry: false });
@@ -147,6 +165,42 @@ describe.each(STORAGES)('what the official SDK suites expect (%s)', (storage) =>
         `/v2/logs?callerIP=${encodeURIComponent(callerIp)}&messageIds=${b.messageId}`,
       );
       expect(ids(spelled.body.logs as { messageId: string }[])).toEqual([b.messageId]);
+    });
+  });
+
+  describe('DELETE /v2/messages: count is ignored, every match is cancelled', () => {
+    it('cancel({ filter }) and deleteAll() (count=100 sent) cancel every match, in chunks', async () => {
+      const { token } = await createAccount({
+        executor: t.ferry.driver.executor,
+        plan: 'paid',
+        now: clock.now(),
+        secrets: t.ferry.secrets,
+      });
+      const sdk = new Client({ baseUrl: t.url, token, enableTelemetry: false, retry: false });
+      const publish = (label: string, n: number) =>
+        sdk.batch(
+          Array.from({ length: n }, (_, i) => ({
+            url: `${dest.url}/bulk`,
+            body: String(i),
+            delay: 3600,
+            label,
+          })),
+        );
+      // More than one transaction's worth (CANCEL_CHUNK) under one label.
+      await publish('bulk', 1000);
+      await publish('bulk', CANCEL_CHUNK + 1 - 1000);
+      await publish('keep', 2);
+      const mine = await client.publish({ url: `${dest.url}/bulk`, body: 'mine', delay: 3600 });
+      deletedPerTransaction.length = 0;
+
+      expect(await sdk.messages.cancel({ filter: { label: 'bulk' } })).toEqual({
+        cancelled: CANCEL_CHUNK + 1,
+      });
+      expect(Math.max(...deletedPerTransaction)).toBe(CANCEL_CHUNK);
+      expect(await sdk.messages.deleteAll()).toBe(2);
+      expect(await sdk.messages.cancel({ all: true, count: 1 })).toEqual({ cancelled: 0 });
+      // Another account's message is untouched.
+      expect((await client.messages.get(mine.messageId)).messageId).toBe(mine.messageId);
     });
   });
 

@@ -185,7 +185,7 @@ export interface MessageFilter {
   callerIp?: MultiValue;
   fromDate?: number;
   toDate?: number;
-  /** Cancel at most this many messages. */
+  /** @deprecated Ignored by the server: a bulk cancel cancels every matching message. */
   count?: number;
 }
 

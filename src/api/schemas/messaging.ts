@@ -169,7 +169,7 @@ const cancelQuery = q({
   flowControlKey: multi('Flow-control keys'),
   scheduleId: multi('Schedule ids'),
   callerIp: multi('Caller IPs'),
-  count: countOf(1_000_000),
+  count: str('Accepted and ignored: every matching message is cancelled (the SDKs send `count`)'),
   ...dates,
 });
 
