@@ -252,4 +252,57 @@ describe.each(STORAGES)('official @upstash/workflow SDK against Ferry (%s)', (st
     // Only the failed branch ran again, and any branch whose result had not come.
     expect(ran.sort()).toEqual(['a', 'b', 'c'].filter((name) => !completed.includes(name)));
   });
+  it('filters as the SDK sends them: logs by host, path and messageId, cancel by host and path, DLQ by responseStatus', async () => {
+    const sleeper = (path: string) =>
+      workflow(path, async (context) => {
+        await context.sleep('long', 3600);
+      });
+    const urlA = sleeper('/wf/filters-a');
+    sleeper('/wf/filters-b');
+    const a = await client.trigger({ url: urlA });
+    const b = await client.trigger({ url: `${server.url}/wf/filters-b` });
+    await drive();
+    const host = new URL(server.url).host;
+    const runIds = async (filter: Parameters<Client['logs']>[0]) =>
+      (await client.logs(filter)).runs.map((r) => r.workflowRunId);
+
+    expect(await runIds({ filter: { host, path: '/wf/filters-a' } })).toEqual([a.workflowRunId]);
+    const both = { path: ['/wf/filters-a', '/wf/filters-b'] };
+    expect((await runIds({ filter: both })).sort()).toEqual(
+      [a.workflowRunId, b.workflowRunId].sort(),
+    );
+    expect(await runIds({ filter: { host: 'elsewhere.example.com' } })).toEqual([]);
+    // A step's message id finds its run.
+    const [runA] = (await client.logs({ workflowRunId: a.workflowRunId })).runs;
+    const messageId = runA?.steps[0]?.steps[0]?.messageId ?? '';
+    expect(messageId).toMatch(/^msg_/);
+    expect(await runIds({ filter: { messageId } })).toEqual([a.workflowRunId]);
+
+    expect(await client.cancel({ filter: { host, path: '/wf/filters-b' } })).toEqual({
+      cancelled: 1,
+    });
+    const states = Object.fromEntries(
+      (await client.logs({ filter: both })).runs.map((r) => [r.workflowRunId, r.workflowState]),
+    );
+    expect(states).toEqual({
+      [a.workflowRunId]: 'RUN_STARTED',
+      [b.workflowRunId]: 'RUN_CANCELED',
+    });
+    expect(await client.cancel({ filter: { path: '/wf/filters-a' } })).toEqual({ cancelled: 1 });
+
+    const failing = workflow('/wf/filters-fail', async (context) => {
+      await context.run('fails', () => {
+        throw new Error('broken');
+      });
+    });
+    const failed = await client.trigger({ url: failing, retries: 0 });
+    await drive();
+    const dlqRunIds = async (responseStatus: number) =>
+      (await client.dlq.list({ filter: { responseStatus } })).messages.map((m) => m.workflowRunId);
+    expect(await dlqRunIds(500)).toContain(failed.workflowRunId);
+    expect(await dlqRunIds(404)).toEqual([]);
+    // The DLQ list takes no host or path (as QStash's refuses them).
+    const refused = await t.api(`/v2/workflows/dlq?host=${host}`);
+    expect(refused.status).toBe(400);
+  });
 });

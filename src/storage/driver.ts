@@ -565,6 +565,13 @@ export interface WorkflowRunFilter {
   inDlq?: boolean;
   dlqIds?: string[];
   failureFunctionStates?: FailureFunctionState[];
+  /** The workflow URL's host (with a port that is not the default) and path, as `urlParts`. */
+  hosts?: string[];
+  paths?: string[];
+  /** Runs with a step (in the history the logs show) written by one of these messages. */
+  messageIds?: string[];
+  /** The last response status of the run's DLQ entry (its failed step's delivery). */
+  responseStatuses?: number[];
 }
 
 export interface WorkflowRunInsertParams {
