@@ -189,6 +189,22 @@ describe.each(STORAGES)('official @upstash/workflow SDK against Ferry (%s)', (st
     expect(typeof entryA?.workflowCreatedAt).toBe('number');
     const [failedRun] = (await client.logs({ workflowRunId: a.workflowRunId })).runs;
     expect(failedRun?.workflowState).toBe('RUN_FAILED');
+    // The failed step is the last group, as the SDK's types have it.
+    const last = failedRun?.steps[failedRun.steps.length - 1];
+    expect(last).toMatchObject({
+      type: 'next',
+      steps: [
+        {
+          messageId: (entryA as { messageId?: string } | undefined)?.messageId,
+          state: 'STEP_FAILED',
+          retries: 0,
+          errors: [{ status: 500, error: expect.stringMatching(/^HTTP 500/) }],
+        },
+      ],
+    });
+    const [failedStep] = (last?.steps ?? []) as { errors?: { body: string; time: number }[] }[];
+    expect(failedStep?.errors?.[0]?.body).toContain('two is broken');
+    expect(failedStep?.errors?.[0]?.time).toBeGreaterThan(0);
 
     fixed = true;
     const first = await client.dlq.resume({ filter: { label: 'billing' }, count: 1 });

@@ -336,7 +336,8 @@ export interface WorkflowRun {
   workflowRunCompletedAt?: number;
   workflowRunCallerIp: string;
   workflowRunResponse?: string;
-  steps: { type: 'sequential' | 'parallel'; steps: Record<string, unknown>[] }[];
+  /** The history; a failed run in the DLQ ends with a `next` group: its failed step. */
+  steps: { type: 'sequential' | 'parallel' | 'next'; steps: Record<string, unknown>[] }[];
   label?: string;
   labels?: string[];
   flowControlKey?: string;
