@@ -290,8 +290,14 @@ export interface MessageSpreadDueParams {
 export interface MessageDeleteManyParams {
   accountId: string;
   filter: RecordFilter;
-  /** At most this many rows, oldest first. */
+  /** At most this many rows, oldest first (with `afterId`: in id order). */
   limit?: number;
+  /**
+   * Only rows whose id sorts after this one (`''`: all), taken in id order: a delete in chunks
+   * passes the last id of the chunk before, so each chunk continues through the primary key where
+   * the last one ended instead of reading (and sorting) every match again.
+   */
+  afterId?: string;
 }
 
 export interface EventInsertManyParams {

@@ -28,17 +28,19 @@ export const CANCEL_FILTERS = [
 /**
  * Messages a bulk cancel removes per transaction. One transaction for every match held SQLite's
  * only writer for 4.9 s at 50,000 messages (no publish or delivery meanwhile) and ran past
- * PostgreSQL's `--database-timeout` (a 503, nothing cancelled); 2,000 take about 0.2 s each, and
- * the requests waiting for the writer go between two of them.
+ * PostgreSQL's `--database-timeout` (a 503, nothing cancelled). 1,000 take about 0.1 s each
+ * here, and the requests waiting for the writer go between two of them: 50,000 took 6 s on
+ * either storage, publishes meanwhile answered within 0.4 s (SQLite) and 0.1 s (PostgreSQL).
  */
 export const CANCEL_CHUNK = 1_000;
 
 /**
  * Cancels every message that is not final and matches `filter`: removes them and logs
  * CANCEL_REQUESTED and CANCELLED; answers how many. Works in transactions of `CANCEL_CHUNK`
- * messages, oldest first, until one finds fewer: so a request that fails midway has cancelled
- * the chunks before it, and a message that matches and is published meanwhile may be cancelled
- * too. A delivery already in flight may still reach the destination; its outcome is then ignored.
+ * messages in id order, each continuing after the last id of the one before (`afterId`), until
+ * one finds fewer: so a request that fails midway has cancelled the chunks before it, and a
+ * message that matches and is published meanwhile may be cancelled too. A delivery already in
+ * flight may still reach the destination; its outcome is then ignored.
  */
 export async function cancel(
   ctx: ApiContext,
@@ -46,17 +48,31 @@ export async function cancel(
   filter: RecordFilter,
 ): Promise<number> {
   let total = 0;
+  let afterId = '';
   for (;;) {
-    const removed = await cancelChunk(ctx, accountId, filter);
-    total += removed;
-    if (removed < CANCEL_CHUNK) return total;
+    const ids = await cancelChunk(ctx, accountId, filter, afterId);
+    total += ids.length;
+    if (ids.length < CANCEL_CHUNK) return total;
+    // Any id of the chunk is a safe bound (every row left sorts after all of them), so a
+    // storage collation that orders ids unlike JavaScript only makes the next chunk start early.
+    afterId = ids.reduce((max, id) => (id > max ? id : max));
   }
 }
 
-async function cancelChunk(ctx: ApiContext, accountId: string, filter: RecordFilter) {
+async function cancelChunk(
+  ctx: ApiContext,
+  accountId: string,
+  filter: RecordFilter,
+  afterId: string,
+): Promise<string[]> {
   const now = ctx.clock.now();
   const removed = await ctx.executor.transaction(async (tx) => {
-    const cancelled = await tx.messageDeleteMany({ accountId, filter, limit: CANCEL_CHUNK });
+    const cancelled = await tx.messageDeleteMany({
+      accountId,
+      filter,
+      limit: CANCEL_CHUNK,
+      afterId,
+    });
     await markFailureCallsCancelled(tx, cancelled, now);
     if (cancelled.length > 0) {
       await tx.eventInsertMany({
@@ -66,11 +82,11 @@ async function cancelChunk(ctx: ApiContext, accountId: string, filter: RecordFil
         ]),
       });
     }
-    return cancelled.length;
+    return cancelled.map((m) => m.id);
   });
-  ctx.usage.add(accountId, 'canceled', removed, now);
+  ctx.usage.add(accountId, 'canceled', removed.length, now);
   // A cancelled message may have held a slot of a flow-control key or queue.
-  if (removed > 0) ctx.onMessagesStored();
+  if (removed.length > 0) ctx.onMessagesStored();
   return removed;
 }
 
