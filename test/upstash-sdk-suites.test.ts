@@ -3,18 +3,25 @@
  * `@upstash/qstash` and raw HTTP: a batch with an invalid entry fails as a whole and stores
  * nothing; the last page of a list or bulk call has no `cursor` field (only the workflow DLQ
  * resume keeps `""`); ending a workflow run that has ended already succeeds and changes nothing.
+ * And what the SDK sends: the events-log filters of `client.logs`, and the `count=100` of a bulk
+ * cancel, which the server ignores (every match is cancelled).
  */
 import { Client, QstashError } from '@upstash/qstash';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CANCEL_CHUNK } from '../src/api/routes/messages.js';
+import { createAccount } from '../src/cli/credentials.js';
 import { ManualClock } from '../src/core/clock.js';
 import { STORAGES, startFerry, type TestFerry } from './helpers/ferry.js';
 import { planArgs } from './helpers/limits.js';
+import { replacing, wrapTransactions } from './helpers/wrap-driver.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 
 describe.each(STORAGES)('what the official SDK suites expect (%s)', (storage) => {
   let t: TestFerry;
   let dest: Receiver;
   let client: Client;
+  let clock: ManualClock;
+  const deletedPerTransaction: number[] = [];
 
   const json = async (path: string, init?: RequestInit) => {
     const res = await t.api(path, init);
@@ -27,12 +34,23 @@ describe.each(STORAGES)('what the official SDK suites expect (%s)', (storage) =>
     (await client.logs({ filter: { url: `${dest.url}${path}` } })).logs;
 
   beforeAll(async () => {
-    const clock = new ManualClock(Date.now());
+    clock = new ManualClock(Date.now());
     t = await startFerry({
       storage,
       clock,
       engine: false,
       args: ['--header-prefix', 'Upstash', ...planArgs({ paid: { max_queues: 2 } })],
+      // Records how many messages each transaction's bulk cancel removed.
+      wrapDriver: (driver) =>
+        wrapTransactions(driver, (run) =>
+          run((tx) =>
+            replacing(tx, 'messageDeleteMany', (original) => async (params) => {
+              const deleted = await original(params);
+              deletedPerTransaction.push(deleted.length);
+              return deleted;
+            }),
+          ),
+        ),
     });
     dest = await startReceiver((req) => ({ status: req.path.startsWith('/broken') ? 500 : 200 }));
     client = new Client({ baseUrl: t.url, token: t.token, enableTelemetry: false, retry: false });
@@ -113,6 +131,76 @@ describe.each(STORAGES)('what the official SDK suites expect (%s)', (storage) =>
       );
       expect((await t.api('/v2/queues/batch-q2')).status).toBe(404);
       expect(await eventsTo('/batch-d')).toEqual([]);
+    });
+  });
+
+  describe('GET /v2/events: the filters client.logs sends', () => {
+    const ids = (logs: { messageId: string }[]) =>
+      [...new Set(logs.map((l) => l.messageId))].sort();
+
+    it('messageIds (repeated), flowControlKey and callerIp select the matching events', async () => {
+      const key = `logs-key-${storage}`;
+      const a = await client.publish({
+        url: `${dest.url}/logs-a`,
+        body: 'a',
+        delay: 3600,
+        flowControl: { key, parallelism: 1 },
+      });
+      const b = await client.publish({ url: `${dest.url}/logs-b`, body: 'b', delay: 3600 });
+      const c = await client.publish({ url: `${dest.url}/logs-c`, body: 'c', delay: 3600 });
+
+      const byIds = await client.logs({ messageIds: [a.messageId, b.messageId] });
+      expect(ids(byIds.logs)).toEqual([a.messageId, b.messageId].sort());
+      const byKey = await client.logs({ filter: { flowControlKey: key } });
+      expect(ids(byKey.logs)).toEqual([a.messageId]);
+
+      // Published over loopback: the caller's address is the one the API saw.
+      const { body } = await json(`/v2/events?messageId=${c.messageId}`);
+      const callerIp = (body.events as { callerIP: string }[])[0]?.callerIP ?? '';
+      expect(callerIp).not.toBe('');
+      const byIp = await client.logs({ filter: { callerIp, url: `${dest.url}/logs-c` } });
+      expect(ids(byIp.logs)).toEqual([c.messageId]);
+      expect((await client.logs({ filter: { callerIp: '192.0.2.1' } })).logs).toEqual([]);
+      const spelled = await json(
+        `/v2/logs?callerIP=${encodeURIComponent(callerIp)}&messageIds=${b.messageId}`,
+      );
+      expect(ids(spelled.body.logs as { messageId: string }[])).toEqual([b.messageId]);
+    });
+  });
+
+  describe('DELETE /v2/messages: count is ignored, every match is cancelled', () => {
+    it('cancel({ filter }) and deleteAll() (count=100 sent) cancel every match, in chunks', async () => {
+      const { token } = await createAccount({
+        executor: t.ferry.driver.executor,
+        plan: 'paid',
+        now: clock.now(),
+        secrets: t.ferry.secrets,
+      });
+      const sdk = new Client({ baseUrl: t.url, token, enableTelemetry: false, retry: false });
+      const publish = (label: string, n: number) =>
+        sdk.batch(
+          Array.from({ length: n }, (_, i) => ({
+            url: `${dest.url}/bulk`,
+            body: String(i),
+            delay: 3600,
+            label,
+          })),
+        );
+      // More than one transaction's worth (CANCEL_CHUNK) under one label.
+      await publish('bulk', 1000);
+      await publish('bulk', CANCEL_CHUNK + 1 - 1000);
+      await publish('keep', 2);
+      const mine = await client.publish({ url: `${dest.url}/bulk`, body: 'mine', delay: 3600 });
+      deletedPerTransaction.length = 0;
+
+      expect(await sdk.messages.cancel({ filter: { label: 'bulk' } })).toEqual({
+        cancelled: CANCEL_CHUNK + 1,
+      });
+      expect(Math.max(...deletedPerTransaction)).toBe(CANCEL_CHUNK);
+      expect(await sdk.messages.deleteAll()).toBe(2);
+      expect(await sdk.messages.cancel({ all: true, count: 1 })).toEqual({ cancelled: 0 });
+      // Another account's message is untouched.
+      expect((await client.messages.get(mine.messageId)).messageId).toBe(mine.messageId);
     });
   });
 

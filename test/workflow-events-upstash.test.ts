@@ -83,6 +83,11 @@ describe.each(STORAGES)('workflow events with the official SDK (%s)', (storage) 
       eventData: { paid: true },
     });
     expect(seen.before).toBe(1);
+    // The logs show the wait step's `out` as text (the event data), as other steps' `out`.
+    const steps = (run?.steps ?? []).flatMap((g) => g.steps as { stepName?: string }[]);
+    const wait = steps.find((step) => step.stepName === 'wait-paid');
+    expect(wait).toMatchObject({ stepType: 'Wait', out: '{"paid":true}', waitTimeout: false });
+    expect(steps[0]).toMatchObject({ stepName: 'init', concurrent: 1 });
 
     // The timeout was removed with the notify: when its time comes, nothing is delivered.
     clock.advance(3_600_000);

@@ -189,6 +189,22 @@ describe.each(STORAGES)('official @upstash/workflow SDK against Ferry (%s)', (st
     expect(typeof entryA?.workflowCreatedAt).toBe('number');
     const [failedRun] = (await client.logs({ workflowRunId: a.workflowRunId })).runs;
     expect(failedRun?.workflowState).toBe('RUN_FAILED');
+    // The failed step is the last group, as the SDK's types have it.
+    const last = failedRun?.steps[failedRun.steps.length - 1];
+    expect(last).toMatchObject({
+      type: 'next',
+      steps: [
+        {
+          messageId: (entryA as { messageId?: string } | undefined)?.messageId,
+          state: 'STEP_FAILED',
+          retries: 0,
+          errors: [{ status: 500, error: expect.stringMatching(/^HTTP 500/) }],
+        },
+      ],
+    });
+    const [failedStep] = (last?.steps ?? []) as { errors?: { body: string; time: number }[] }[];
+    expect(failedStep?.errors?.[0]?.body).toContain('two is broken');
+    expect(failedStep?.errors?.[0]?.time).toBeGreaterThan(0);
 
     fixed = true;
     const first = await client.dlq.resume({ filter: { label: 'billing' }, count: 1 });
@@ -251,5 +267,58 @@ describe.each(STORAGES)('official @upstash/workflow SDK against Ferry (%s)', (st
     expect(JSON.parse(run?.workflowRunResponse ?? '')).toBe('a-done+b-done+c-done');
     // Only the failed branch ran again, and any branch whose result had not come.
     expect(ran.sort()).toEqual(['a', 'b', 'c'].filter((name) => !completed.includes(name)));
+  });
+  it('filters as the SDK sends them: logs by host, path and messageId, cancel by host and path, DLQ by responseStatus', async () => {
+    const sleeper = (path: string) =>
+      workflow(path, async (context) => {
+        await context.sleep('long', 3600);
+      });
+    const urlA = sleeper('/wf/filters-a');
+    sleeper('/wf/filters-b');
+    const a = await client.trigger({ url: urlA });
+    const b = await client.trigger({ url: `${server.url}/wf/filters-b` });
+    await drive();
+    const host = new URL(server.url).host;
+    const runIds = async (filter: Parameters<Client['logs']>[0]) =>
+      (await client.logs(filter)).runs.map((r) => r.workflowRunId);
+
+    expect(await runIds({ filter: { host, path: '/wf/filters-a' } })).toEqual([a.workflowRunId]);
+    const both = { path: ['/wf/filters-a', '/wf/filters-b'] };
+    expect((await runIds({ filter: both })).sort()).toEqual(
+      [a.workflowRunId, b.workflowRunId].sort(),
+    );
+    expect(await runIds({ filter: { host: 'elsewhere.example.com' } })).toEqual([]);
+    // A step's message id finds its run.
+    const [runA] = (await client.logs({ workflowRunId: a.workflowRunId })).runs;
+    const messageId = runA?.steps[0]?.steps[0]?.messageId ?? '';
+    expect(messageId).toMatch(/^msg_/);
+    expect(await runIds({ filter: { messageId } })).toEqual([a.workflowRunId]);
+
+    expect(await client.cancel({ filter: { host, path: '/wf/filters-b' } })).toEqual({
+      cancelled: 1,
+    });
+    const states = Object.fromEntries(
+      (await client.logs({ filter: both })).runs.map((r) => [r.workflowRunId, r.workflowState]),
+    );
+    expect(states).toEqual({
+      [a.workflowRunId]: 'RUN_STARTED',
+      [b.workflowRunId]: 'RUN_CANCELED',
+    });
+    expect(await client.cancel({ filter: { path: '/wf/filters-a' } })).toEqual({ cancelled: 1 });
+
+    const failing = workflow('/wf/filters-fail', async (context) => {
+      await context.run('fails', () => {
+        throw new Error('broken');
+      });
+    });
+    const failed = await client.trigger({ url: failing, retries: 0 });
+    await drive();
+    const dlqRunIds = async (responseStatus: number) =>
+      (await client.dlq.list({ filter: { responseStatus } })).messages.map((m) => m.workflowRunId);
+    expect(await dlqRunIds(500)).toContain(failed.workflowRunId);
+    expect(await dlqRunIds(404)).toEqual([]);
+    // The DLQ list takes no host or path (as QStash's refuses them).
+    const refused = await t.api(`/v2/workflows/dlq?host=${host}`);
+    expect(refused.status).toBe(400);
   });
 });

@@ -2,6 +2,7 @@
 import { coversHeader, redactedText, type Redaction } from '../core/redaction.js';
 import type { WorkflowRun, WorkflowStep } from '../core/workflow.js';
 import { parseStepBody } from '../core/workflow.js';
+import { describeAttempt } from '../core/retry-timing.js';
 import { cutFields, messageJson, textOrBase64, trimCutUtf8 } from './presenters.js';
 
 /** Fields of the SDK's step object that hold content: what a step was given or returned. */
@@ -49,7 +50,8 @@ function stepJson(step: WorkflowStep, redaction: Redaction | undefined): Record<
     state: 'STEP_SUCCESS',
   };
   const hideBody = redaction?.body === true;
-  const initial = step.seq === 0 ? { stepId: 0, stepName: 'init', stepType: 'Initial' } : {};
+  const initial =
+    step.seq === 0 ? { stepId: 0, stepName: 'init', stepType: 'Initial', concurrent: 1 } : {};
   if (step.bodySize !== undefined) {
     // Cut by the list: not a whole step object any more, shown as the text it begins with. A
     // redacted cut value shows no hash: the hash of a cut would not match the whole.
@@ -73,7 +75,10 @@ function stepJson(step: WorkflowStep, redaction: Redaction | undefined): Record<
     };
   }
   const parsed = parseStepBody(step.body);
-  if (parsed) return { ...head, ...(redaction ? redactStep(parsed, redaction) : parsed) };
+  if (parsed) {
+    const shown = waitOutDecoded(parsed);
+    return { ...head, ...(redaction ? redactStep(shown, redaction) : shown) };
+  }
   return {
     ...head,
     ...(hideBody
@@ -81,6 +86,21 @@ function stepJson(step: WorkflowStep, redaction: Redaction | undefined): Record<
       : textOrBase64(step.body, 'body', 'bodyBase64')),
   };
 }
+
+/**
+ * A wait step's `out` is the event data in base64 (`waitResultBody`: the SDK decodes it when the
+ * run resumes); the logs show it as text, as every other step's `out`. Not UTF-8: left as it is.
+ */
+function waitOutDecoded(step: Record<string, unknown>): Record<string, unknown> {
+  if (step.stepType !== 'Wait' || typeof step.out !== 'string') return step;
+  try {
+    return { ...step, out: utf8.decode(Buffer.from(step.out, 'base64')) };
+  } catch {
+    return step;
+  }
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
  * Groups the history as the SDK's `StepLogGroup`s: plan entries of a parallel group (stepId 0)
@@ -105,6 +125,41 @@ function stepGroups(
 }
 
 /**
+ * The last group of a failed run that is in the workflow DLQ: the step that failed, as the SDK's
+ * `{type: "next"}` group with state `STEP_FAILED` and the last attempt as its `errors` (its
+ * `StepError`: the error text the events log shows, the response's body, headers and status).
+ * The failed step never wrote a result, so the history has no entry of it.
+ */
+function failedStepGroup(run: WorkflowRun): Record<string, unknown>[] {
+  const dlq = run.dlq;
+  if (run.state !== 'RUN_FAILED' || !dlq) return [];
+  const body = dlq.responseBody ?? new Uint8Array(0);
+  const attempt =
+    dlq.responseStatus !== undefined
+      ? {
+          kind: 'response' as const,
+          status: dlq.responseStatus,
+          headers: dlq.responseHeader ?? {},
+          body,
+        }
+      : { kind: 'error' as const, error: dlq.error ?? 'failed' };
+  const error = {
+    error: describeAttempt(attempt),
+    ...textOrBase64(body, 'body', 'bodyBase64'),
+    headers: dlq.responseHeader ?? {},
+    status: dlq.responseStatus,
+    time: dlq.createdAt,
+  };
+  const step = {
+    messageId: dlq.message.id,
+    state: 'STEP_FAILED',
+    retries: dlq.message.maxRetries,
+    errors: [error],
+  };
+  return [{ type: 'next', steps: [step] }];
+}
+
+/**
  * A run in the logs. With the run's `<P>-Redact-Fields` its steps are redacted (`stepJson`) and,
  * with `body`, its result (`workflowRunResponse`). The SDK's own history fetch
  * (`GET /v2/workflows/runs/{id}`) is not: the run needs the real step results to go on.
@@ -120,7 +175,7 @@ export function workflowRunJson(run: WorkflowRun, steps: WorkflowStep[]): Record
     workflowRunCallerIp: run.callerIp,
     workflowRunResponse:
       redaction?.body && run.response !== undefined ? redactedText(run.response) : run.response,
-    steps: stepGroups(steps, redaction),
+    steps: [...stepGroups(steps, redaction), ...failedStepGroup(run)],
     label: run.labels?.[0],
     labels: run.labels,
     flowControlKey: run.settings.flowControl?.key,

@@ -32,6 +32,13 @@ const LIST: Record<string, keyof WorkflowRunFilter> = {
   dlqIds: 'dlqIds',
 };
 
+/** Filters only some endpoints take (in their `accepted`): name → field. */
+const OPTIONAL_LIST: Record<string, 'hosts' | 'paths' | 'messageIds'> = {
+  host: 'hosts',
+  path: 'paths',
+  messageId: 'messageIds',
+};
+
 function values(params: URLSearchParams, name: string): string[] {
   return [...params.getAll(name), ...params.getAll(`${name}[]`)]
     .flatMap((v) => v.split(','))
@@ -97,6 +104,14 @@ export function parseWorkflowQuery(
       delete filter.urls;
       filter.urlPrefixes = urls;
     }
+  }
+  for (const [name, key] of Object.entries(OPTIONAL_LIST)) {
+    const list = values(params, name);
+    if (list.length > 0 && p.accepted?.includes(name)) filter[key] = list;
+  }
+  const statuses = values(params, 'responseStatus');
+  if (statuses.length > 0 && p.accepted?.includes('responseStatus')) {
+    filter.responseStatuses = statuses.map((s) => integer('responseStatus', s, 100, 999));
   }
   const url = values(params, 'url');
   if (url.length > 0 && p.accepted?.includes('url')) filter.urls = [...(filter.urls ?? []), ...url];

@@ -187,7 +187,7 @@ export interface MessageFilter {
   callerIp?: MultiValue;
   fromDate?: number;
   toDate?: number;
-  /** Cancel at most this many messages. */
+  /** @deprecated Ignored by the server: a bulk cancel cancels every matching message. */
   count?: number;
 }
 
@@ -338,7 +338,8 @@ export interface WorkflowRun {
   workflowRunCompletedAt?: number;
   workflowRunCallerIp: string;
   workflowRunResponse?: string;
-  steps: { type: 'sequential' | 'parallel'; steps: Record<string, unknown>[] }[];
+  /** The history; a failed run in the DLQ ends with a `next` group: its failed step. */
+  steps: { type: 'sequential' | 'parallel' | 'next'; steps: Record<string, unknown>[] }[];
   label?: string;
   labels?: string[];
   flowControlKey?: string;

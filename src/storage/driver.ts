@@ -290,8 +290,14 @@ export interface MessageSpreadDueParams {
 export interface MessageDeleteManyParams {
   accountId: string;
   filter: RecordFilter;
-  /** At most this many rows, oldest first. */
+  /** At most this many rows, oldest first (with `afterId`: in id order). */
   limit?: number;
+  /**
+   * Only rows whose id sorts after this one (`''`: all), taken in id order: a delete in chunks
+   * passes the last id of the chunk before, so each chunk continues through the primary key where
+   * the last one ended instead of reading (and sorting) every match again.
+   */
+  afterId?: string;
 }
 
 export interface EventInsertManyParams {
@@ -565,6 +571,13 @@ export interface WorkflowRunFilter {
   inDlq?: boolean;
   dlqIds?: string[];
   failureFunctionStates?: FailureFunctionState[];
+  /** The workflow URL's host (with a port that is not the default) and path, as `urlParts`. */
+  hosts?: string[];
+  paths?: string[];
+  /** Runs with a step (in the history the logs show) written by one of these messages. */
+  messageIds?: string[];
+  /** The last response status of the run's DLQ entry (its failed step's delivery). */
+  responseStatuses?: number[];
 }
 
 export interface WorkflowRunInsertParams {

@@ -158,6 +158,21 @@ function text(value: unknown): string {
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
+/**
+ * The step of a failed run's last group (`type: "next"`, state `STEP_FAILED`): it never wrote a
+ * result, so it is shown by its last error, at that error's time.
+ */
+function failedStep(step: Step): Step {
+  const [error] = (step.errors as { error?: string; time?: number }[] | undefined) ?? [];
+  return {
+    stepName: 'failed step',
+    stepType: 'STEP_FAILED',
+    ...step,
+    out: error?.error,
+    createdAt: error?.time,
+  };
+}
+
 function stepText(step: Step): string {
   const value = step.out ?? step.body ?? step.outBase64 ?? step.bodyBase64;
   if (value === undefined) return '';
@@ -181,7 +196,7 @@ export function WorkflowRunPage(props: { runId: string }) {
     onSuccess: () => client.invalidateQueries({ queryKey: ['workflow-runs'] }),
   });
   const steps = (run.data?.steps ?? []).flatMap((g) =>
-    g.steps.map((s): Step => ({ ...s, group: g.type })),
+    g.steps.map((s): Step => ({ ...(g.type === 'next' ? failedStep(s) : s), group: g.type })),
   );
   const start = run.data?.workflowRunCreatedAt ?? 0;
   return (
@@ -243,7 +258,10 @@ export function WorkflowRunPage(props: { runId: string }) {
           <h2>Steps</h2>
           <ol class="timeline" aria-label="Steps">
             {steps.map((step, i) => (
-              <li key={i} class="step state-delivered">
+              <li
+                key={i}
+                class={`step state-${step.state === 'STEP_FAILED' ? 'failed' : 'delivered'}`}
+              >
                 <strong>{text(step.stepName) || `step ${i}`}</strong>
                 <span class="badge">{text(step.stepType) || text(step.callType)}</span>
                 {step.group === 'parallel' && <span class="muted">parallel</span>}

@@ -11,6 +11,7 @@ import { searchParams } from './messages.js';
 
 const EVENT_FILTERS = [
   'messageId',
+  'messageIds',
   'state',
   'url',
   'topicName',
@@ -19,6 +20,9 @@ const EVENT_FILTERS = [
   'label',
   'host',
   'path',
+  'flowControlKey',
+  'callerIp',
+  'callerIP',
   'fromDate',
   'toDate',
 ] as const;

@@ -2,7 +2,6 @@
 import { markFailureCallsCancelled } from '../../engine/workflow-outcomes.js';
 import type { FastifyInstance } from 'fastify';
 import { notFound } from '../../core/errors.js';
-import type { Message } from '../../core/types.js';
 import { eventOf } from '../../engine/records.js';
 import type { RecordFilter } from '../../storage/driver.js';
 import type { ApiContext } from '../context.js';
@@ -27,18 +26,53 @@ export const CANCEL_FILTERS = [
 ] as const;
 
 /**
- * Cancels messages that are not final: removes them and logs CANCEL_REQUESTED and CANCELLED.
- * A delivery already in flight may still reach the destination; its outcome is then ignored.
+ * Messages a bulk cancel removes per transaction. One transaction for every match held SQLite's
+ * only writer for 4.9 s at 50,000 messages (no publish or delivery meanwhile) and ran past
+ * PostgreSQL's `--database-timeout` (a 503, nothing cancelled). 1,000 take about 0.1 s each
+ * here, and the requests waiting for the writer go between two of them: 50,000 took 6 s on
+ * either storage, publishes meanwhile answered within 0.4 s (SQLite) and 0.1 s (PostgreSQL).
+ */
+export const CANCEL_CHUNK = 1_000;
+
+/**
+ * Cancels every message that is not final and matches `filter`: removes them and logs
+ * CANCEL_REQUESTED and CANCELLED; answers how many. Works in transactions of `CANCEL_CHUNK`
+ * messages in id order, each continuing after the last id of the one before (`afterId`), until
+ * one finds fewer: so a request that fails midway has cancelled the chunks before it, and a
+ * message that matches and is published meanwhile may be cancelled too. A delivery already in
+ * flight may still reach the destination; its outcome is then ignored.
  */
 export async function cancel(
   ctx: ApiContext,
   accountId: string,
   filter: RecordFilter,
-  limit?: number,
-): Promise<Message[]> {
+): Promise<number> {
+  let total = 0;
+  let afterId = '';
+  for (;;) {
+    const ids = await cancelChunk(ctx, accountId, filter, afterId);
+    total += ids.length;
+    if (ids.length < CANCEL_CHUNK) return total;
+    // Any id of the chunk is a safe bound (every row left sorts after all of them), so a
+    // storage collation that orders ids unlike JavaScript only makes the next chunk start early.
+    afterId = ids.reduce((max, id) => (id > max ? id : max));
+  }
+}
+
+async function cancelChunk(
+  ctx: ApiContext,
+  accountId: string,
+  filter: RecordFilter,
+  afterId: string,
+): Promise<string[]> {
   const now = ctx.clock.now();
   const removed = await ctx.executor.transaction(async (tx) => {
-    const cancelled = await tx.messageDeleteMany({ accountId, filter, limit });
+    const cancelled = await tx.messageDeleteMany({
+      accountId,
+      filter,
+      limit: CANCEL_CHUNK,
+      afterId,
+    });
     await markFailureCallsCancelled(tx, cancelled, now);
     if (cancelled.length > 0) {
       await tx.eventInsertMany({
@@ -48,7 +82,7 @@ export async function cancel(
         ]),
       });
     }
-    return cancelled;
+    return cancelled.map((m) => m.id);
   });
   ctx.usage.add(accountId, 'canceled', removed.length, now);
   // A cancelled message may have held a slot of a flow-control key or queue.
@@ -71,18 +105,19 @@ export function messageRoutes(app: FastifyInstance, ctx: ApiContext): void {
 
   app.delete<{ Params: { id: string } }>('/v2/messages/:id', async (request) => {
     const cancelled = await cancel(ctx, request.account.id, { messageIds: [request.params.id] });
-    if (cancelled.length === 0)
+    if (cancelled === 0)
       throw notFound(`message "${request.params.id}" not found or already final`);
     return { cancelled: 1 };
   });
 
   app.delete('/v2/messages', async (request) => {
-    const { filter, count } = parseQuery(searchParams(request.url), {
+    // `count` is accepted and ignored: every match is cancelled. @upstash/qstash 2.12 sends
+    // `count=100` with every filter or `all` cancel and documents that the server ignores it.
+    const { filter } = parseQuery(searchParams(request.url), {
       filters: CANCEL_FILTERS,
-      maxCount: 1_000_000,
+      extra: ['count'],
     });
-    const cancelled = await cancel(ctx, request.account.id, filter, count);
-    return { cancelled: cancelled.length };
+    return { cancelled: await cancel(ctx, request.account.id, filter) };
   });
 }
 

@@ -169,11 +169,11 @@ export function workflowRoutes(app: FastifyInstance, ctx: ApiContext): void {
   );
 
   // Bulk cancel: `workflowRunIds`, or filters (`workflowUrl` is a prefix unless
-  // `workflowUrlExactMatch=true`), with `count`.
+  // `workflowUrlExactMatch=true`; `host`, `path` of the workflow URL), with `count`.
   app.delete('/v2/workflows/runs', async (request) => {
     const q = parseWorkflowQuery(searchParams(request.url), {
       maxCount: MAX_LIST_COUNT,
-      accepted: ['workflowUrlExactMatch'],
+      accepted: ['workflowUrlExactMatch', 'host', 'path'],
     });
     q.filter.states = ['RUN_STARTED'];
     q.filtered = q.filtered || q.count !== undefined;
@@ -188,7 +188,7 @@ export function workflowRoutes(app: FastifyInstance, ctx: ApiContext): void {
     const query = searchParams(request.url);
     const q = parseWorkflowQuery(query, {
       maxCount: MAX_LIST_COUNT,
-      accepted: ['state', BODY_CUT_PARAM],
+      accepted: ['state', 'host', 'path', 'messageId', BODY_CUT_PARAM],
       ignored: ['groupBy'],
     });
     const bodyCut = parseBodyCut(query);
@@ -288,7 +288,7 @@ export async function listWorkflowDlq(
   const query = searchParams(request.url);
   const q = parseWorkflowQuery(query, {
     maxCount: 100,
-    accepted: ['failureFunctionState', 'url', BODY_CUT_PARAM],
+    accepted: ['failureFunctionState', 'url', 'responseStatus', BODY_CUT_PARAM],
     ignored: ['source', 'order'],
   });
   const bodyCut = parseBodyCut(query);

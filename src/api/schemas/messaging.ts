@@ -147,6 +147,10 @@ const q = (properties: Record<string, TSchema>) =>
 
 const eventsQuery = q({
   ...recordFilters,
+  messageIds: multi('Message ids'),
+  flowControlKey: multi('Flow-control keys'),
+  callerIp: multi('Caller IPs'),
+  callerIP: multi('Caller IPs (the spelling of the events’ `callerIP`)'),
   state: multi(
     'States (CREATED, ACTIVE, DELIVERED, ERROR, RETRY, FAILED, CANCELLED, …, IN_PROGRESS)',
   ),
@@ -183,7 +187,7 @@ const cancelQuery = q({
   flowControlKey: multi('Flow-control keys'),
   scheduleId: multi('Schedule ids'),
   callerIp: multi('Caller IPs'),
-  count: countOf(1_000_000),
+  count: str('Accepted and ignored: every matching message is cancelled (the SDKs send `count`)'),
   ...dates,
 });
 
@@ -513,6 +517,9 @@ export function messagingSchemas(prefix: string): Record<string, RouteSchema> {
       ...workflowFilters,
       count: countOf(1000),
       state: multi('Run states'),
+      host: multi('Hosts of the workflow URL'),
+      path: multi('Paths of the workflow URL'),
+      messageId: multi('Message ids of a run’s steps'),
       bodyCut,
       groupBy: str('Accepted for SDK compatibility'),
       workflowUrlExactMatch: str('`true`/`false`'),
@@ -532,6 +539,7 @@ export function messagingSchemas(prefix: string): Record<string, RouteSchema> {
       count: countOf(100),
       failureFunctionState: failureStates,
       url: multi('Workflow URLs'),
+      responseStatus: multi('Response statuses of the failed step (100–999)'),
       bodyCut,
       source: str('Accepted (the SDK’s form)'),
       order: str('Accepted for SDK compatibility'),
@@ -567,6 +575,8 @@ export function messagingSchemas(prefix: string): Record<string, RouteSchema> {
         ...workflowFilters,
         count: countOf(1000),
         workflowUrlExactMatch: str('`true`: `workflowUrl` is exact, else a prefix'),
+        host: multi('Hosts of the workflow URL'),
+        path: multi('Paths of the workflow URL'),
       }),
       response: { 200: Type.Object({ cancelled: Type.Integer() }), ...common },
     },

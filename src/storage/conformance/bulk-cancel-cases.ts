@@ -161,6 +161,26 @@ export function bulkCancelCases(ctx: SuiteContext): void {
     });
   }
 
+  it('afterId: in chunks by id, each after the last id of the one before, every match once', async () => {
+    const ex = ctx.executor();
+    const [accountId, scheduleId] = [newId('acct'), newId('scd')];
+    const mine = seed(accountId, scheduleId);
+    await ex.messageInsertMany({ messages: Object.values(mine) });
+    const byId = Object.values(mine)
+      .map((m) => m.id)
+      .sort();
+    const chunk = async (afterId: string) =>
+      (await ex.messageDeleteMany({ accountId, filter: {}, limit: 3, afterId }))
+        .map((m) => m.id)
+        .sort();
+    // Not compared with JavaScript's order of the ids: PostgreSQL's follows the collation.
+    const first = await chunk('');
+    expect(first).toHaveLength(3);
+    const last = first.reduce((max, id) => (id > max ? id : max));
+    expect(await chunk(last)).toEqual(byId.filter((id) => !first.includes(id)));
+    expect(await chunk('')).toEqual([]);
+  });
+
   it('returns nothing for an account without messages', async () => {
     expect(
       await ctx.executor().messageDeleteMany({ accountId: newId('acct'), filter: {} }),

@@ -2,6 +2,7 @@
 import { expect, it } from 'vitest';
 import { newDlqId, newId } from '../../core/ids.js';
 import type { WorkflowRun } from '../../core/workflow.js';
+import type { WorkflowRunFilter } from '../driver.js';
 import { BINARY_BODY, T0, makeMessage, plain } from './fixtures.js';
 import type { SuiteContext } from './suite.js';
 
@@ -118,6 +119,53 @@ export function workflowCases(ctx: SuiteContext): void {
       count: 10,
     });
     expect(none.items).toEqual([]);
+  });
+
+  it('workflowRunList filters by the URL’s host and path, a step’s message id, the DLQ response status', async () => {
+    const ex = ctx.executor();
+    const accountId = newId('acct');
+    const a = makeRun(accountId, { url: 'https://App.example.com:8443/api/wf?x=1' });
+    const b = makeRun(accountId, { url: 'https://app.example.com/api/other', createdAt: T0 + 1 });
+    const sameId = makeRun(newId('acct'), { runId: a.runId }); // another account, same run id
+    for (const run of [a, b, sameId]) await ex.workflowRunInsert({ run });
+    const step = (run: WorkflowRun, messageId: string) =>
+      ex.workflowStepAppend({
+        step: {
+          accountId: run.accountId,
+          runId: run.runId,
+          seq: 0,
+          messageId,
+          callType: 'step',
+          body: BINARY_BODY,
+          createdAt: T0,
+        },
+      });
+    await step(a, 'msg_a');
+    await step(sameId, 'msg_same_id');
+    const ids = async (filter: WorkflowRunFilter) =>
+      (await ex.workflowRunList({ accountId, filter, count: 10 })).items.map((r) => r.runId);
+
+    expect(await ids({ hosts: ['app.example.com:8443'] })).toEqual([a.runId]);
+    expect(await ids({ hosts: ['app.example.com'] })).toEqual([b.runId]);
+    expect(await ids({ paths: ['/api/wf', '/api/other'] })).toEqual([b.runId, a.runId]);
+    expect(await ids({ paths: ['/api'] })).toEqual([]);
+    expect(await ids({ messageIds: ['msg_a'] })).toEqual([a.runId]);
+    expect(await ids({ messageIds: ['msg_none', 'msg_same_id'] })).toEqual([]);
+
+    await ex.workflowRunUpdate({
+      run: {
+        ...b,
+        state: 'RUN_FAILED',
+        dlq: {
+          dlqId: newDlqId(T0 + 2),
+          createdAt: T0 + 2,
+          message: makeMessage(accountId),
+          responseStatus: 502,
+        },
+      },
+    });
+    expect(await ids({ inDlq: true, responseStatuses: [500, 502] })).toEqual([b.runId]);
+    expect(await ids({ inDlq: true, responseStatuses: [500] })).toEqual([]);
   });
 
   it('workflowStepAppend numbers entries from 0 per run; workflowStepList returns them in order', async () => {

@@ -567,14 +567,16 @@ export async function messageSpreadDue(
 /** Bulk cancel: deletes the account's matching rows, leased or not; with `limit`, oldest first. */
 export async function messageDeleteMany(db: Db, p: MessageDeleteManyParams): Promise<Message[]> {
   const { bind, params } = newBinder();
-  const where =
+  let where =
     `account_id = ${bind(p.accountId)} AND ` +
     buildFilter(p.filter, { messageId: 'id', time: 'created_at' }, bind);
+  if (p.afterId !== undefined) where += ` AND id > ${bind(p.afterId)}`;
+  const order = p.afterId === undefined ? 'created_at, id' : 'id';
   const text =
     p.limit === undefined
       ? `DELETE FROM messages WHERE ${where} RETURNING *`
       : `DELETE FROM messages WHERE id IN (
-           SELECT id FROM messages WHERE ${where} ORDER BY created_at, id LIMIT ${bind(p.limit)}
+           SELECT id FROM messages WHERE ${where} ORDER BY ${order} LIMIT ${bind(p.limit)}
          ) RETURNING *`;
   // Not prepared: the text varies with the filter, and each variant would stay cached.
   const rows = await db.unsafe<(MessageRow & { gate_id: string | null })[]>(text, params);

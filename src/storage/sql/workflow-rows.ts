@@ -11,7 +11,14 @@ import {
 } from '../../core/workflow.js';
 import type { WorkflowWaiter } from '../../core/workflow-events.js';
 import type { Page, WorkflowRunFilter } from '../driver.js';
-import { joinLabels, labelsClause, likeEscape, splitLabels, type Bind } from './filter.js';
+import {
+  joinLabels,
+  labelsClause,
+  likeEscape,
+  splitLabels,
+  urlParts,
+  type Bind,
+} from './filter.js';
 import { cutSize, type Int8 } from './rows.js';
 
 export interface WorkflowRunRow {
@@ -27,6 +34,9 @@ export interface WorkflowRunRow {
   dlq_id: string | null;
   failure_state: string | null;
   doc: string;
+  url_host: string | null;
+  url_path: string | null;
+  dlq_response_status: Int8 | null;
 }
 
 export interface WorkflowStepRow {
@@ -54,6 +64,9 @@ export const WORKFLOW_RUN_COLUMNS = [
   'dlq_id',
   'failure_state',
   'doc',
+  'url_host',
+  'url_path',
+  'dlq_response_status',
 ] as const;
 
 /** Byte fields of the JSON document travel as base64. */
@@ -102,6 +115,9 @@ export function workflowRunValues(run: WorkflowRun): (string | number | null)[] 
     run.dlq?.dlqId ?? null,
     run.failureFunctionState ?? null,
     JSON.stringify(doc),
+    urlParts(run.url).host,
+    urlParts(run.url).path,
+    run.dlq?.responseStatus ?? null,
   ];
 }
 
@@ -181,6 +197,16 @@ export function workflowRunWhere(
   anyOf('flow_control_key', filter.flowControlKeys);
   anyOf('dlq_id', filter.dlqIds);
   anyOf('failure_state', filter.failureFunctionStates);
+  anyOf('url_host', filter.hosts);
+  anyOf('url_path', filter.paths);
+  anyOf('dlq_response_status', filter.responseStatuses);
+  if (filter.messageIds && filter.messageIds.length > 0) {
+    // Through workflow_steps_message; (account_id, run_id) since run ids are the SDK's choice.
+    clauses.push(
+      '(account_id, run_id) IN (SELECT account_id, run_id FROM workflow_steps ' +
+        `WHERE message_id IN (${filter.messageIds.map(bind).join(', ')}))`,
+    );
+  }
   if (filter.urlPrefixes && filter.urlPrefixes.length > 0) {
     const one = (p: string) => `url LIKE ${bind(`${likeEscape(p)}%`)} ESCAPE '\\'`;
     clauses.push(`(${filter.urlPrefixes.map(one).join(' OR ')})`);

@@ -569,19 +569,22 @@ export class SqliteOps {
     }
     return count;
   }
-  messageDeleteMany({ accountId, filter, limit }: MessageDeleteManyParams): Message[] {
+  messageDeleteMany({ accountId, filter, limit, afterId }: MessageDeleteManyParams): Message[] {
     const { where, params } = filterSql(filter, MESSAGE_FILTER);
-    const scoped = `account_id = ? AND ${where}`;
+    const after = afterId === undefined ? [] : [afterId];
+    const scoped = `account_id = ? AND ${where}${afterId === undefined ? '' : ' AND id > ?'}`;
+    const order = afterId === undefined ? 'created_at' : 'id';
     const rows =
       limit === undefined
         ? this.dynamicStmt(`DELETE FROM messages WHERE ${scoped} RETURNING *`).all(
             accountId,
             ...params,
+            ...after,
           )
         : this.dynamicStmt(
             'DELETE FROM messages WHERE rowid IN (SELECT rowid FROM messages ' +
-              `WHERE ${scoped} ORDER BY created_at LIMIT ?) RETURNING *`,
-          ).all(accountId, ...params, limit);
+              `WHERE ${scoped} ORDER BY ${order} LIMIT ?) RETURNING *`,
+          ).all(accountId, ...params, ...after, limit);
     const gates = new Set<number>();
     for (const row of rows as (MessageRow & { gate_id: number | null })[]) {
       this.leases.delete(row.id);
