@@ -206,6 +206,15 @@ describe('ferry start', () => {
     });
     expect(typo.status).toBe(2);
     expect(typo.stderr).toMatch(/--production\/FERRY_ENV must be one of production, true, 1/);
+    const split = spawnSync(
+      process.execPath,
+      [MAIN, 'start', '--data-dir', dataDir, '--roles', 'api'],
+      {
+        encoding: 'utf8',
+      },
+    );
+    expect(split.status).toBe(2);
+    expect(split.stderr).toMatch(/--roles\/FERRY_ROLES: with SQLite one process runs every role/);
     const help = spawnSync(process.execPath, [MAIN, '--help'], { encoding: 'utf8' });
     expect(help.status).toBe(0);
     expect(help.stdout).toMatch(/--database-url/);

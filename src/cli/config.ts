@@ -430,6 +430,21 @@ function isListenHost(host: string): boolean {
   );
 }
 
+/**
+ * Refuses a SQLite node that leaves roles out: the database file belongs to one process, so no
+ * other process could run them. Checked by `ferry start` (tests build PostgreSQL nodes from
+ * flags and hand them their driver, so {@link resolveConfig} cannot tell).
+ */
+export function checkRolesForStorage(config: Pick<Config, 'roles' | 'databaseUrl'>): void {
+  const missing = ROLES.filter((role) => !config.roles.includes(role));
+  if (config.databaseUrl === undefined && missing.length > 0) {
+    throw new ConfigError(
+      `--roles/FERRY_ROLES: with SQLite one process runs every role (${missing.join(', ')} ` +
+        'would run nowhere); splitting roles needs PostgreSQL (--database-url/FERRY_DATABASE_URL)',
+    );
+  }
+}
+
 function consoleOn(flags: ReadonlyMap<string, string>, env: NodeJS.ProcessEnv): boolean {
   if (flags.has(OPTIONS.noConsole.flag)) return false;
   const text = env[OPTIONS.noConsole.env] || 'true';
@@ -549,14 +564,6 @@ export function resolveConfig(
   const databaseUrl = get('databaseUrl');
   if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new ConfigError(`${describe('databaseUrl')} must be a postgres:// URL`);
-  }
-  // The SQLite file belongs to one process, so no other process can run the roles left out.
-  const missing = ROLES.filter((role) => !roles.includes(role));
-  if (databaseUrl === undefined && missing.length > 0) {
-    throw new ConfigError(
-      `${describe('roles')}: with SQLite one process runs every role (${missing.join(', ')} ` +
-        `would run nowhere); splitting roles needs PostgreSQL (${describe('databaseUrl')})`,
-    );
   }
 
   // The value is a secret: the error names the option and the expected form, never the value.

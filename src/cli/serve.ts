@@ -8,7 +8,7 @@ import { createUser } from '../api/mgmt/users.js';
 import { createFerry, openDriver } from '../app.js';
 import { FerryError } from '../core/errors.js';
 import { systemClock } from '../core/clock.js';
-import { ConfigError, type Config } from './config.js';
+import { checkRolesForStorage, ConfigError, type Config } from './config.js';
 import type { Account } from '../core/types.js';
 import type { Logger } from '../core/logger.js';
 import { credentialsPath, ensureDefaultAccount, type Credentials } from './credentials.js';
@@ -134,6 +134,7 @@ function survivePostgresTypeFetchFailure(logger: Logger): void {
 }
 
 export async function start(config: Config): Promise<void> {
+  checkRolesForStorage(config);
   tuneHeapGrowth();
   const logger = openLogger(config);
   if (config.databaseUrl) {

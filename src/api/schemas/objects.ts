@@ -195,6 +195,20 @@ const StepOut = Type.Object({
   out: opt(Type.Unknown()),
   body: opt(Type.Unknown()),
   concurrent: opt(I()),
+  retries: opt(I()),
+  /** On the failed step of a failed run (`STEP_FAILED`): its last attempt. */
+  errors: opt(
+    Type.Array(
+      Type.Object({
+        error: S(),
+        body: opt(S()),
+        bodyBase64: opt(S()),
+        headers: HeaderMapOut,
+        status: opt(I()),
+        time: Millis('Unix ms'),
+      }),
+    ),
+  ),
 });
 
 export const WorkflowRunOut = Type.Object(
@@ -208,7 +222,8 @@ export const WorkflowRunOut = Type.Object(
     workflowRunResponse: opt(S()),
     steps: Type.Array(
       Type.Object({
-        type: Type.Enum(['sequential', 'parallel']),
+        // `next`: the step a failed run failed at (the last group, on failed runs only).
+        type: Type.Enum(['sequential', 'parallel', 'next']),
         steps: Type.Array(StepOut),
       }),
     ),
