@@ -4,19 +4,12 @@
  * each large body in `bodies` (a waiting message and its CREATED event sharing one), small ones
  * left inline, and every moved body freed once its rows go.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import Database from 'better-sqlite3';
-import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
-import { listMigrationFiles, readMigrationFile } from '../src/storage/migrate-files.js';
 import type { Driver } from '../src/storage/driver.js';
-import { openSqliteDriver } from '../src/storage/sqlite/sqlite-driver.js';
-import { openPostgresDriver } from '../src/storage/postgres/postgres-driver.js';
 import { dlqMessageJson } from '../src/storage/sql/rows.js';
 import { makeMessage } from '../src/storage/conformance/fixtures.js';
-import { pgUrl, STORAGES } from './helpers/ferry.js';
+import { STORAGES } from './helpers/ferry.js';
+import { upgradedFrom } from './helpers/old-database.js';
 
 const BIG = Buffer.from(Array.from({ length: 100_000 }, (_, i) => (i * 31 + 7) % 256));
 const SMALL = Buffer.from('{"small":true}');
@@ -157,71 +150,6 @@ async function checkMigrated(driver: Driver): Promise<void> {
 
 describe.each(STORAGES)('migration 011 on %s', (storage) => {
   it('moves large bodies of existing messages, events and DLQ entries into bodies', async () => {
-    const dirs = new URL(
-      storage === 'sqlite'
-        ? '../src/storage/sqlite/migrations/'
-        : '../src/storage/postgres/migrations/',
-      import.meta.url,
-    );
-    const before11 = listMigrationFiles(dirs).filter((f) => f.version <= 10);
-    if (storage === 'sqlite') {
-      const dir = mkdtempSync(join(tmpdir(), 'ferry-m011-'));
-      try {
-        const path = join(dir, 'ferry.db');
-        const db = new Database(path);
-        db.exec(
-          'CREATE TABLE ferry_migrations (version INTEGER PRIMARY KEY, name TEXT, applied_at INTEGER)',
-        );
-        for (const file of before11) {
-          db.exec(readMigrationFile(file));
-          db.prepare('INSERT INTO ferry_migrations VALUES (?, ?, 0)').run(file.version, file.name);
-        }
-        for (const [table, columns, values] of oldRows()) {
-          db.prepare(
-            `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
-          ).run(...values);
-        }
-        db.close();
-        const driver = openSqliteDriver({ path });
-        try {
-          await checkMigrated(driver);
-        } finally {
-          await driver.close();
-        }
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-      }
-      return;
-    }
-    const schema = `m011_${Date.now()}_${Math.floor(Math.random() * 1e6)}`;
-    const sql = postgres(pgUrl ?? '', { onnotice: () => undefined });
-    try {
-      await sql.unsafe(`CREATE SCHEMA ${schema}`);
-      await sql.begin(async (tx) => {
-        await tx.unsafe(`SET LOCAL search_path TO ${schema}`);
-        await tx.unsafe(
-          'CREATE TABLE ferry_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)',
-        );
-        for (const file of before11) {
-          await tx.unsafe(readMigrationFile(file));
-          await tx`INSERT INTO ferry_migrations VALUES (${file.version}, ${file.name}, 0)`;
-        }
-        for (const [table, columns, values] of oldRows()) {
-          await tx.unsafe(
-            `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map((_, i) => `$${i + 1}`).join(', ')})`,
-            values as postgres.ParameterOrJSON<never>[],
-          );
-        }
-      });
-      const driver = openPostgresDriver({ url: pgUrl ?? '', schema });
-      try {
-        await checkMigrated(driver);
-      } finally {
-        await driver.close();
-      }
-    } finally {
-      await sql.unsafe(`DROP SCHEMA ${schema} CASCADE`);
-      await sql.end();
-    }
+    await upgradedFrom(storage, 11, oldRows(), checkMigrated);
   });
 });

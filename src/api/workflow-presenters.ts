@@ -2,7 +2,7 @@
 import { coversHeader, redactedText, type Redaction } from '../core/redaction.js';
 import type { WorkflowRun, WorkflowStep } from '../core/workflow.js';
 import { parseStepBody } from '../core/workflow.js';
-import { describeAttempt } from '../core/retry-timing.js';
+import { describeAttempt, lastAttemptOf } from '../core/retry-timing.js';
 import { cutFields, messageJson, textOrBase64, trimCutUtf8 } from './presenters.js';
 
 /** Fields of the SDK's step object that hold content: what a step was given or returned. */
@@ -134,15 +134,7 @@ function failedStepGroup(run: WorkflowRun): Record<string, unknown>[] {
   const dlq = run.dlq;
   if (run.state !== 'RUN_FAILED' || !dlq) return [];
   const body = dlq.responseBody ?? new Uint8Array(0);
-  const attempt =
-    dlq.responseStatus !== undefined
-      ? {
-          kind: 'response' as const,
-          status: dlq.responseStatus,
-          headers: dlq.responseHeader ?? {},
-          body,
-        }
-      : { kind: 'error' as const, error: dlq.error ?? 'failed' };
+  const attempt = lastAttemptOf(dlq);
   const error = {
     error: describeAttempt(attempt),
     ...textOrBase64(body, 'body', 'bodyBase64'),

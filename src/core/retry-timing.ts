@@ -1,5 +1,5 @@
 import { headerGet } from './headers.js';
-import type { HeaderMap } from './types.js';
+import type { DlqEntry, HeaderMap } from './types.js';
 
 /**
  * What happens after a delivery attempt, as a pure function of the attempt's result, the retry
@@ -197,6 +197,20 @@ function expressionDelayMs(
   const ms = retryDelay(retried);
   if (!Number.isFinite(ms)) return undefined;
   return Math.min(DAY_MS, Math.max(0, Math.ceil(ms)));
+}
+
+/** The last attempt of a DLQ entry: its response when it had one, else why it had none. */
+export function lastAttemptOf(
+  entry: Pick<DlqEntry, 'responseStatus' | 'responseHeader' | 'responseBody' | 'error'>,
+): AttemptResult {
+  return entry.responseStatus !== undefined
+    ? {
+        kind: 'response',
+        status: entry.responseStatus,
+        headers: entry.responseHeader ?? {},
+        body: entry.responseBody ?? new Uint8Array(0),
+      }
+    : { kind: 'error', error: entry.error ?? 'failed' };
 }
 
 /**

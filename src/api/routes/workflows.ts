@@ -5,6 +5,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { badRequest, notFound } from '../../core/errors.js';
 import { quoteValue } from '../../core/headers.js';
+import { lastAttemptOf } from '../../core/retry-timing.js';
 import { parsePublishSettings } from '../../core/publish-request.js';
 import { rawSteps, workflowRunCursor, type WorkflowRun } from '../../core/workflow.js';
 import { resumeWorkflowRun, type WorkflowOverride } from '../../engine/workflow-resume.js';
@@ -363,15 +364,7 @@ async function retryFailureFunction(ctx: ApiContext, run: WorkflowRun, reply: Fa
   }
   const now = ctx.clock.now();
   const source = dlq.message;
-  const attempt =
-    dlq.responseStatus !== undefined
-      ? {
-          kind: 'response' as const,
-          status: dlq.responseStatus,
-          headers: dlq.responseHeader ?? {},
-          body: dlq.responseBody ?? new Uint8Array(0),
-        }
-      : { kind: 'error' as const, error: dlq.error ?? 'failed' };
+  const attempt = lastAttemptOf(dlq);
   await ctx.executor.transaction(async (tx) => {
     const call = await failureCall(tx, run, { source, attempt, dlqId: dlq.dlqId, now });
     const updated: WorkflowRun = {
