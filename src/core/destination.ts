@@ -121,6 +121,8 @@ function hostProblem(text: string, parsed: URL): string | undefined {
   const authority = end === -1 ? rest : rest.slice(0, end);
   if (authority === '' || parsed.hostname === '') return 'missing host';
   if (authority.includes('\\')) return 'a backslash in the host part';
+  // The common case, written as delivered: no second parse on the publish path.
+  if (authority === parsed.host) return undefined;
   let alone: string;
   try {
     alone = new URL(`${scheme[1]}://${authority}/`).host;
