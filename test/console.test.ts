@@ -210,6 +210,21 @@ describe('console', () => {
     const stored = (await (await t.api(`/v2/schedules/${scheduleId}`)).json()) as { cron: string };
     expect(stored.cron).toBe('CRON_TZ=Europe/Berlin */10 * * * *');
 
+    // The destination's own query is the destination's, not settings for Ferry.
+    const withQuery = `${receiver.url}/tick?svc-retries=7&keep=1`;
+    await page.getByLabel('Destination').fill(withQuery);
+    await page.getByRole('button', { name: 'Create schedule' }).click();
+    const second = page.getByText(new RegExp(`^Created schedule (?!${scheduleId})(\\S+)\\.$`));
+    await second.waitFor();
+    const secondId = /Created schedule (\S+)\./.exec(await second.innerText())?.[1] ?? '';
+    const kept = (await (await t.api(`/v2/schedules/${secondId}`)).json()) as {
+      destination: string;
+      retries: number;
+    };
+    expect(kept.destination).toBe(withQuery);
+    expect(kept.retries).not.toBe(7);
+    expect((await t.api(`/v2/schedules/${secondId}`, { method: 'DELETE' })).status).toBe(200);
+
     await row.getByRole('button', { name: `Pause ${scheduleId}` }).click();
     await row.getByText('Paused').waitFor();
     await row.getByRole('button', { name: `Resume ${scheduleId}` }).click();

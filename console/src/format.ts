@@ -55,11 +55,38 @@ function toHex(bytes: Uint8Array): string {
 export function prettyText(text: string): string {
   const trimmed = text.trim();
   if (!trimmed.startsWith('{') && !trimmed.startsWith('[')) return text;
+  if (nestingDepth(trimmed) > MAX_PRETTY_DEPTH) return text;
   try {
     return JSON.stringify(JSON.parse(trimmed), null, 2);
   } catch {
     return text;
   }
+}
+
+/**
+ * Nesting beyond which a JSON body is shown as it came. Pretty-printing indents each line by its
+ * depth, so the text grows with the square of the nesting: a 30 KB body nested 5,000 deep became
+ * 50 MB and froze the tab for 15 s. Bodies come from publishers and destinations, so anyone could
+ * send one to whoever opens the message.
+ */
+const MAX_PRETTY_DEPTH = 100;
+
+/** The deepest nesting of `{` and `[` in JSON text, outside strings (one pass, no parse). */
+function nestingDepth(json: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < json.length; i++) {
+    const c = json.charCodeAt(i);
+    if (inString) {
+      if (c === 92)
+        i++; // a backslash escapes the next character
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123 || c === 91) deepest = Math.max(deepest, ++depth);
+    else if (c === 125 || c === 93) depth--;
+  }
+  return deepest;
 }
 
 /** `datetime-local` input value ⇄ Unix ms. */

@@ -111,7 +111,9 @@ function CreateSchedule() {
       if (retries) headers[await prefixed('Retries')] = retries;
       const label = formText(form, 'label');
       if (label) headers[await prefixed('Label')] = label;
-      return request<{ scheduleId: string }>(`/v2/schedules/${destination}`, {
+      // Encoded whole, as Publish does: the destination's own query (`?svc-retries=…`) and
+      // fragment are part of it, not settings for Ferry.
+      return request<{ scheduleId: string }>(`/v2/schedules/${encodeURIComponent(destination)}`, {
         method: 'POST',
         headers,
         body: formRaw(form, 'body'),
