@@ -26,6 +26,8 @@ export interface TestFerryOptions {
   engine?: boolean;
   /** Storage: SQLite file (default) or PostgreSQL on a fresh schema of TEST_DATABASE_URL. */
   storage?: 'sqlite' | 'postgres';
+  /** The PostgreSQL schema to create (storage `postgres`); a random `ferry_test_…` by default. */
+  schemaName?: string;
   /** The server's logger (default silent; errors on stderr with TEST_LOG set). */
   logger?: Logger;
   /** A storage driver opened by the test (instead of `storage`). */
@@ -59,32 +61,42 @@ export const STORAGES: ('sqlite' | 'postgres')[] = pgUrl ? ['sqlite', 'postgres'
 
 export async function startFerry(options: TestFerryOptions = {}): Promise<TestFerry> {
   const dataDir = mkdtempSync(join(tmpdir(), 'ferry-test-'));
-  const config = loadConfig(
-    ['--port', '0', '--data-dir', dataDir, '--log-level', 'silent', ...(options.args ?? [])],
-    {},
-  );
-  if (options.engine === false) config.roles = ['api'];
-  options.configure?.(config);
+  const schema =
+    options.storage === 'postgres'
+      ? (options.schemaName ?? `ferry_test_${randomBytes(6).toString('hex')}`)
+      : undefined;
+  // The data directory and schema go when the test is done with them, and also when the start
+  // throws (a bad option, a missing build): a failed test must not leave them behind.
+  const discard = async (): Promise<void> => {
+    if (schema && pgUrl) {
+      const { default: postgres } = await import('postgres');
+      const sql = postgres(pgUrl, { onnotice: () => undefined });
+      await sql.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await sql.end();
+    }
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  let config: Config;
+  let ferry: Ferry;
   let driver: Driver | undefined = options.driver;
-  let schema: string | undefined;
-  if (options.storage === 'postgres') {
-    if (!pgUrl) throw new Error('TEST_DATABASE_URL is not set');
-    schema = `ferry_test_${randomBytes(6).toString('hex')}`;
-    driver = openPostgresDriver({ url: pgUrl, schema, timeoutMs: config.databaseTimeoutMs });
+  try {
+    config = loadConfig(
+      ['--port', '0', '--data-dir', dataDir, '--log-level', 'silent', ...(options.args ?? [])],
+      {},
+    );
+    if (options.engine === false) config.roles = ['api'];
+    options.configure?.(config);
+    if (schema) {
+      if (!pgUrl) throw new Error('TEST_DATABASE_URL is not set');
+      driver = openPostgresDriver({ url: pgUrl, schema, timeoutMs: config.databaseTimeoutMs });
+    }
+    if (options.wrapDriver) driver = options.wrapDriver(driver ?? openDriver(config));
+    ferry = await started(config, options, driver);
+  } catch (error) {
+    await driver?.close().catch(() => undefined);
+    await discard();
+    throw error;
   }
-  if (options.wrapDriver) driver = options.wrapDriver(driver ?? openDriver(config));
-  const ferry = await createFerry({
-    config,
-    logger:
-      options.logger ??
-      (process.env.TEST_LOG
-        ? { ...silentLogger, error: (o: object | string, m?: string) => console.error(m, o) }
-        : silentLogger),
-    clock: options.clock,
-    driver,
-    dispatcher: options.dispatcher,
-  });
-  await ferry.start();
   const { account, token } = await createAccount({
     executor: ferry.driver.executor,
     plan: options.plan ?? 'paid',
@@ -107,15 +119,30 @@ export async function startFerry(options: TestFerryOptions = {}): Promise<TestFe
       }),
     async close() {
       await ferry.stop();
-      if (schema && pgUrl) {
-        const { default: postgres } = await import('postgres');
-        const sql = postgres(pgUrl, { onnotice: () => undefined });
-        await sql.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-        await sql.end();
-      }
-      rmSync(dataDir, { recursive: true, force: true });
+      await discard();
     },
   };
+}
+
+/** A node built from `config` and started. */
+async function started(
+  config: Config,
+  options: TestFerryOptions,
+  driver: Driver | undefined,
+): Promise<Ferry> {
+  const ferry = await createFerry({
+    config,
+    logger:
+      options.logger ??
+      (process.env.TEST_LOG
+        ? { ...silentLogger, error: (o: object | string, m?: string) => console.error(m, o) }
+        : silentLogger),
+    clock: options.clock,
+    driver,
+    dispatcher: options.dispatcher,
+  });
+  await ferry.start();
+  return ferry;
 }
 
 /**
