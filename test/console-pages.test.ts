@@ -262,6 +262,8 @@ describe('console pages', () => {
       const link = page.getByRole('status').getByRole('link');
       await link.waitFor();
       const retried = await link.innerText();
+      await page.getByText('The entry left the DLQ with its retry.').waitFor();
+      expect(await page.getByText('Could not load the entry').count()).toBe(0);
       const [, second] = await failing.waitFor(2);
       expect(second?.method).toBe('PUT');
       expect(second?.body.toString()).toBe('again');

@@ -299,7 +299,12 @@ export function DlqEntryPage(props: { dlqId: string }) {
       {entry.isPending ? (
         <Loading what="the entry" />
       ) : entry.isError ? (
-        <ErrorBox error={entry.error} what="load the entry" />
+        // A retry takes the entry out of the DLQ, so reading it again finds nothing.
+        retry.isSuccess ? (
+          <p>The entry left the DLQ with its retry.</p>
+        ) : (
+          <ErrorBox error={entry.error} what="load the entry" />
+        )
       ) : (
         <>
           <div class="actions">
