@@ -12,6 +12,7 @@ import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFerry, STORAGES, type TestFerry } from './helpers/ferry.js';
+import { stretchByLoad } from './helpers/load.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 
 const BACKLOG = 200;
@@ -32,8 +33,10 @@ const PACE_START = 10 + 10;
 const HEALTHY = 100;
 /**
  * Added to 2× the unloaded p99: the machine running the suite is shared and its p99 of a few
- * dozen publishes swings by hundreds of ms from one run to the next. Before the fix the healthy
- * messages did not arrive at all. scripts/fairness.ts measures the plain 2× at full scale.
+ * dozen publishes swings by hundreds of ms from one run to the next, more on a loaded machine
+ * (so it is stretched by the load per core: a PostgreSQL run within the full suite once read
+ * 384 ms against a bound of 288). Before the fix the healthy messages did not arrive at all.
+ * scripts/fairness.mjs measures the plain 2× at full scale.
  */
 const NOISE_MS = 250;
 
@@ -121,7 +124,7 @@ describe.each(STORAGES)('fairness between destinations (%s)', (storage) => {
     // them was attempted (and rescheduled) ahead of the healthy messages published after them.
     const loaded = await healthyP99(healthy, HEALTHY);
 
-    expect(loaded).toBeLessThanOrEqual(2 * unloaded + NOISE_MS);
+    expect(loaded).toBeLessThanOrEqual(2 * unloaded + stretchByLoad(NOISE_MS));
     // The refused destination's attempts are paced, not stopped: the first messages were
     // attempted (a counted retry each), and no more than the pace allows since.
     await waitRetried(refused[0] ?? '', 10_000);

@@ -7,11 +7,12 @@
  * process must still be alive and ready afterwards. The server's RSS growth is reported.
  */
 import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { Pool } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
+import { stretchByLoad } from './helpers/load.js';
 import { startFerryProcess, type FerryProcess } from './helpers/process.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 
@@ -21,7 +22,7 @@ const CONCURRENCY = 8;
  * The bound on one answer: 1 s, stretched by how overloaded the machine is (its 1-minute load
  * average per core, when above 1), so other work on a shared machine does not fail the test.
  */
-const SLOW_MS = 1_000 * Math.max(1, (loadavg()[0] ?? 0) / cpus().length);
+const SLOW_MS = stretchByLoad(1_000);
 
 const dataDir = mkdtempSync(join(tmpdir(), 'ferry-fuzz-'));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));

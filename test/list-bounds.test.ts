@@ -4,13 +4,13 @@
  * item's GET serves the whole body. A scaled-down version of the measurement in
  * scripts/measure-lists.mjs (docs/limits.md, "Limits per request").
  */
-import { cpus, loadavg } from 'node:os';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/core/clock.js';
 import { newDlqId, newMessageId } from '../src/core/ids.js';
 import type { DlqEntry, Message } from '../src/core/types.js';
 import { eventOf } from '../src/engine/records.js';
 import { STORAGES, startFerry, type TestFerry } from './helpers/ferry.js';
+import { stretchByLoad } from './helpers/load.js';
 
 type Json = Record<string, unknown>;
 const MiB = 1024 * 1024;
@@ -20,7 +20,7 @@ const MiB = 1024 * 1024;
  * machine's load per core, since on a loaded machine every answer also waits for a CPU.
  */
 function healthBoundMs(): number {
-  return 100 * Math.max(1, (loadavg()[0] ?? 0) / cpus().length);
+  return stretchByLoad(100);
 }
 
 describe.each(STORAGES)('on %s', (storage) => {

@@ -7,18 +7,16 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
 import { Agent, request } from 'undici';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/core/clock.js';
 import { STORAGES, pgUrl, startFerry } from './helpers/ferry.js';
+import { stretchByLoad } from './helpers/load.js';
 import { startFerryProcess, type FerryProcess } from './helpers/process.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
-
-/** A bound stretched by the machine's 1-minute load per core, when above 1 (shared machine). */
-const stretch = (ms: number): number => ms * Math.max(1, (loadavg()[0] ?? 0) / cpus().length);
 
 const agent = new Agent({ connections: 256, pipelining: 1 });
 afterAll(() => agent.destroy());
@@ -64,6 +62,23 @@ async function metric(f: Api, name: string, labels = ''): Promise<number> {
     if (line.startsWith(`${name}{`) && line.includes(labels)) sum += Number(line.split(' ').at(-1));
   }
   return sum;
+}
+
+/** A histogram's cumulative buckets on the node's `/metrics`: [upper bound, count], ascending. */
+async function histogram(
+  f: Api,
+  name: string,
+): Promise<{ buckets: [number, number][]; count: number }> {
+  const text = await (await fetch(`${f.url}/metrics`)).text();
+  const buckets: [number, number][] = [];
+  let count = 0;
+  for (const line of text.split('\n')) {
+    const bucket = new RegExp(`^${name}_bucket\\{le="([^"]+)"\\} (\\d+)$`).exec(line);
+    if (bucket)
+      buckets.push([bucket[1] === '+Inf' ? Infinity : Number(bucket[1]), Number(bucket[2])]);
+    if (line.startsWith(`${name}_count `)) count = Number(line.split(' ')[1]);
+  }
+  return { buckets, count };
 }
 
 describe.each(STORAGES)('load shedding on %s', (storage) => {
@@ -123,15 +138,24 @@ describe.each(STORAGES)('load shedding on %s', (storage) => {
         expect(a.retryAfter).toBe('1');
         expect(a.error).toMatch(/^Ferry is overloaded: .*nothing was stored, try again later$/);
       }
-      // Answered publishes waited about the wait limit at most (twice it, for the answer's own
-      // commit and the client's share of a loaded machine).
+      // Ferry answered every accepted publish within about the wait limit (twice it, for the
+      // answer's own commit), by its own clock: `ferry_publish_ack_seconds` runs from the
+      // request's arrival to its answer. The clients see more: a request of the flood also
+      // waits in the socket until Ferry reads it, which shedding does not bound (2.2 s was seen
+      // here on a loaded machine), so their own view gets a looser bound.
+      const ack = await histogram(f, 'ferry_publish_ack_seconds');
+      const bound = stretchByLoad(2_000) / 1000;
+      const within = ack.buckets.find(([le]) => le >= bound) ?? [Infinity, ack.count];
       const slowest = Math.max(...accepted.map((a) => a.latencyMs));
       console.log(
         `${storage}: ${accepted.length} accepted, ${refused.length} refused (503), ` +
           `${limited.length} limited (429); slowest accepted ${slowest.toFixed(0)} ms, ` +
+          `${within[1]} of ${ack.count} answered within ${within[0]} s by Ferry's clock, ` +
           `load ${loadavg()[0]?.toFixed(1)}`,
       );
-      expect(slowest).toBeLessThan(stretch(2_000));
+      expect(ack.count).toBe(accepted.length);
+      expect(within[1]).toBe(ack.count);
+      expect(slowest).toBeLessThan(stretchByLoad(5_000));
 
       // Everything accepted arrives; nothing refused was stored (the published count is the
       // accepted count) or arrives.
@@ -188,7 +212,7 @@ describe.runIf(pgUrl)('load shedding when PostgreSQL stalls', () => {
         expect(refused.status).toBe(503);
         expect(refused.retryAfter).toBe('2');
         expect(refused.error).toMatch(/oldest publish has waited 2000 ms.*--publish-wait-limit/);
-        expect(refused.latencyMs).toBeLessThan(stretch(1_000));
+        expect(refused.latencyMs).toBeLessThan(stretchByLoad(1_000));
 
         release();
         await holder;
