@@ -785,6 +785,20 @@ describe('URL group default headers', () => {
     });
   });
 
+  it('read as stored: a duration with units out of order or repeated, accepted before 2026-11-28, still applies', () => {
+    const defaults = { 'Svc-Delay': ['30m1h'], 'Svc-Timeout': ['1s1s'] };
+    const settings = parsePublishSettings({ ...base, headers: {}, defaults });
+    expect(settings.notBefore).toBe(90 * 60_000);
+    expect(settings.timeoutMs).toBe(2_000);
+    // The publish's own headers are new input, read strictly; so are defaults being set.
+    expect(() =>
+      parsePublishSettings({ ...base, headers: { 'svc-delay': '30m1h' }, defaults }),
+    ).toThrow(/invalid Svc-Delay "30m1h"/);
+    expect(() =>
+      parsePublishSettings({ ...base, headers: {}, defaults, newDefaults: true }),
+    ).toThrow(/invalid Svc-Delay "30m1h"/);
+  });
+
   it('a bad default is reported like a bad header', () => {
     expect(() =>
       parsePublishSettings({ ...base, headers: {}, defaults: { 'Svc-Retries': ['many'] } }),

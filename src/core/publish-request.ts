@@ -90,7 +90,9 @@ const MAX_PERIOD_MS = 7 * 86_400_000;
  * @param p.defaults a URL group's default headers.
  * @param p.now Unix ms.
  * @param p.stored the settings were stored earlier and are read again (a schedule's tick):
- *   durations are read as they were accepted then, units in any order (`parseDuration`).
+ *   durations are read as they were accepted then, units in any order (`parseDuration`). A URL
+ *   group's default headers are stored too: a duration that comes from them is read so, unless
+ *   `p.newDefaults` (they are being set now, and checked as new input).
  * @throws FerryError 400 for a malformed setting, naming the header and its value; 412 when
  *   `<P>-Retries` exceeds the plan's `max_retries`, the delay exceeds `max_delay` or flow-control
  *   parallelism exceeds `max_parallelism`.
@@ -103,10 +105,13 @@ export function parsePublishSettings(p: {
   plan: PlanLimits;
   now: number;
   stored?: boolean;
+  newDefaults?: boolean;
 }): PublishSettings {
   const input = collectInput(p.prefix, p.headers, p.query, p.defaults);
   const duration: Durations = (text, field) =>
-    parseDuration(text, field, { anyOrder: p.stored === true });
+    parseDuration(text, field, {
+      anyOrder: p.stored === true || (!p.newDefaults && input.defaulted.has(settingOf(field))),
+    });
   const names = settingNames(p.prefix);
   const name = (suffix: string): string => names(suffix).header;
   const get = (suffix: string): string | undefined => input.setting(names(suffix).lower);
@@ -202,7 +207,14 @@ interface Input {
   settings: Map<string, string[]>;
   /** A setting's values joined with ", ", or undefined when absent; `lower`: its name, lower case. */
   setting(lower: string): string | undefined;
+  /** The settings (lower case) whose values are a URL group's defaults. */
+  defaulted: ReadonlySet<string>;
 }
+
+/** The setting a field of an error message names: `Svc-Delay`, `Svc-Flow-Control-Value period`. */
+const settingOf = (field: string): string => field.split(' ', 1)[0]?.toLowerCase() ?? '';
+
+const NONE: ReadonlySet<string> = new Set();
 
 /**
  * Every publish looks up some thirty settings by name, and a name built and lower-cased per
@@ -259,10 +271,11 @@ function collectInput(
     if (list === undefined) settings.set(lower, [value]);
     else list.push(value);
   }
-  if (defaults) addDefaults(prefix, defaults, fromHeaders, settings);
+  const defaulted = defaults ? addDefaults(prefix, defaults, fromHeaders, settings) : NONE;
   return {
     headers: fromHeaders,
     settings,
+    defaulted,
     setting: (lower) => {
       const values = settings.get(lower);
       // One value, the usual case, as is; an empty list is present and empty, as join makes it.
@@ -275,20 +288,26 @@ function collectInput(
  * Adds a URL group's default headers where the publish has none of that name. A default
  * `Content-Type` applies when the publish sent none; any other plain default is forwarded, unless
  * the publish forwards an incoming header of that name itself (header forwarding).
+ *
+ * @returns the `<p>-*` settings the defaults gave, lower case.
  */
 function addDefaults(
   prefix: string,
   defaults: HeaderMap,
   fromHeaders: Map<string, string[]>,
   settings: Map<string, string[]>,
-): void {
+): Set<string> {
+  const defaulted = new Set<string>();
   const ferry = `${prefix.toLowerCase()}-`;
   const entries = Object.entries(defaults).map(([name, values]): [string, string[]] => [
     name.toLowerCase(),
     values,
   ]);
   for (const [lower, values] of entries) {
-    if (lower.startsWith(ferry) && !settings.has(lower)) settings.set(lower, values);
+    if (lower.startsWith(ferry) && !settings.has(lower)) {
+      settings.set(lower, values);
+      defaulted.add(lower);
+    }
   }
   const forwardAll = settings.get(`${ferry}header-forward`)?.join(', ').trim().toLowerCase();
   for (const [lower, values] of entries) {
@@ -301,6 +320,7 @@ function addDefaults(
     if (settings.has(setting) || (forwardAll === 'true' && fromHeaders.has(lower))) continue;
     settings.set(setting, values);
   }
+  return defaulted;
 }
 
 /**

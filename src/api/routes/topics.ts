@@ -90,6 +90,7 @@ export function topicRoutes(app: FastifyInstance, ctx: ApiContext): void {
       headers: {},
       query: new URLSearchParams(),
       defaults: headers,
+      newDefaults: true,
       plan: ctx.accounts.limits(request.account),
       now: ctx.clock.now(),
     });
