@@ -817,4 +817,21 @@ describe('settings stored before, read again (a schedule tick)', () => {
     expect(settings.notBefore).toBe(NOW + 90 * 60_000);
     expect(settings.timeoutMs).toBe(120_000);
   });
+
+  it('reads a flow-control key "." or "..", which a new publish may not create', () => {
+    for (const key of ['.', '..']) {
+      const headers = { 'svc-flow-control-key': key, 'svc-flow-control-value': 'parallelism=1' };
+      const read = (stored: boolean) =>
+        parsePublishSettings({
+          prefix: 'Svc',
+          headers,
+          query: new URLSearchParams(),
+          plan: PAID,
+          now: NOW,
+          stored,
+        });
+      expect(read(true).flowControl?.key).toBe(key);
+      expect(() => read(false)).toThrow(`invalid Svc-Flow-Control-Key "${key}": "." and ".."`);
+    }
+  });
 });

@@ -11,6 +11,7 @@ import {
   quoteValue,
   setHeader,
 } from './headers.js';
+import { refuseDotSegment } from './names.js';
 import type { PlanLimits } from './plans.js';
 import { parseRedactFields, type Redaction } from './redaction.js';
 import { compileRetryDelay } from './retry-delay.js';
@@ -90,7 +91,8 @@ const MAX_PERIOD_MS = 7 * 86_400_000;
  * @param p.defaults a URL group's default headers.
  * @param p.now Unix ms.
  * @param p.stored the settings were stored earlier and are read again (a schedule's tick):
- *   durations are read as they were accepted then, units in any order (`parseDuration`).
+ *   durations are read as they were accepted then, units in any order (`parseDuration`), and a
+ *   flow-control key `.` or `..` (refused on a new publish, see core/names.ts) is accepted.
  * @throws FerryError 400 for a malformed setting, naming the header and its value; 412 when
  *   `<P>-Retries` exceeds the plan's `max_retries`, the delay exceeds `max_delay` or flow-control
  *   parallelism exceeds `max_parallelism`.
@@ -154,6 +156,7 @@ export function parsePublishSettings(p: {
     name,
     p.plan,
     duration,
+    p.stored === true,
   );
   if (flowControl) settings.flowControl = flowControl;
 
@@ -572,12 +575,17 @@ function checkText(
   return trimmed;
 }
 
+/**
+ * @param stored the settings are read again (a schedule's tick): a key stored before `.` and `..`
+ *   were refused keeps working there.
+ */
 function parseFlowControl(
   keyText: string | undefined,
   valueText: string | undefined,
   name: (suffix: string) => string,
   plan: PlanLimits,
   duration: Durations,
+  stored: boolean,
 ): FlowControl | undefined {
   const keyField = name('Flow-Control-Key');
   const valueField = name('Flow-Control-Value');
@@ -586,6 +594,7 @@ function parseFlowControl(
   if (valueText === undefined) throw badRequest(`${keyField} requires ${valueField}`);
 
   const key = checkText(keyText, keyField, { max: MAX_FLOW_CONTROL_KEY_LENGTH, noSpaces: true });
+  if (!stored) refuseDotSegment(key, keyField);
   const fail = (problem: string) =>
     badRequest(`invalid ${valueField} ${quoteValue(valueText)}: ${problem}`);
   const fields = new Map<string, string>();
