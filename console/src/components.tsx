@@ -8,6 +8,7 @@ import { useState } from 'preact/hooks';
 import { Link } from 'wouter-preact';
 import { ApiError } from './api';
 import { decodeBase64Body, formatTime, prettyText, type DecodedBody } from './format';
+import { unaddressable } from './paths';
 
 export function PageHeader(props: { title: string; children?: ComponentChildren }) {
   return (
@@ -114,6 +115,8 @@ export function ConfirmButton(props: {
   disabled?: boolean;
   /** The button's accessible name when its label alone is ambiguous (one per table row). */
   name?: string;
+  /** Why the action is off: turns it off, and describes the button (see `ActionsOff`). */
+  off?: { id: string; reason: string };
 }) {
   const [asking, setAsking] = useState(false);
   if (!asking) {
@@ -122,7 +125,9 @@ export function ConfirmButton(props: {
         type="button"
         class="danger"
         aria-label={props.name}
-        disabled={props.disabled}
+        aria-describedby={props.off?.id}
+        title={props.off?.reason}
+        disabled={props.disabled || props.off !== undefined}
         onClick={() => setAsking(true)}
       >
         {props.label}
@@ -147,6 +152,31 @@ export function ConfirmButton(props: {
       </button>
     </span>
   );
+}
+
+/**
+ * The reason a row's actions are off (its name cannot go into a URL path, see paths.ts), shown
+ * in the row and referenced by the buttons' `aria-describedby`.
+ */
+export function ActionsOff(props: { off: { id: string; reason: string } }) {
+  return (
+    <span id={props.off.id} class="row-note">
+      {props.off.reason}
+    </span>
+  );
+}
+
+/**
+ * `off` for a row named `name` in the table `table`: undefined when the name can go into a URL
+ * path; else the reason and an id for it that is unique on the page (only `.` and `..` are
+ * refused, so the table and the name's length suffice).
+ */
+export function actionsOff(
+  table: string,
+  name: string,
+): { id: string; reason: string } | undefined {
+  const reason = unaddressable(name);
+  return reason === undefined ? undefined : { id: `off-${table}-${name.length}`, reason };
 }
 
 /**

@@ -23,6 +23,7 @@ import {
 import { FilterForm, toQuery, useUrlQuery } from '../filters';
 import { formatTime } from '../format';
 import { formRaw } from '../forms';
+import { segment } from '../paths';
 import { consoleSettings } from '../settings';
 import type { DlqMessage, DlqPage as DlqList } from '../types';
 
@@ -121,7 +122,7 @@ function useDlqActions() {
     mutationFn: async ({ ids, overrides }: { ids: string[]; overrides: Overrides }) => {
       const headers = await overrideHeaders(overrides);
       if (ids.length === 1) {
-        const one = await request<RetryOne>(`/v2/dlq/retry/${encodeURIComponent(ids[0] ?? '')}`, {
+        const one = await request<RetryOne>(`/v2/dlq/retry/${segment(ids[0] ?? '', 'DLQ entry')}`, {
           method: 'POST',
           headers,
         });
@@ -139,7 +140,9 @@ function useDlqActions() {
   const remove = useMutation({
     mutationFn: (ids: string[]) =>
       ids.length === 1
-        ? request(`/v2/dlq/${encodeURIComponent(ids[0] ?? '')}`, { method: 'DELETE' }).then(() => 1)
+        ? request(`/v2/dlq/${segment(ids[0] ?? '', 'DLQ entry')}`, { method: 'DELETE' }).then(
+            () => 1,
+          )
         : request<{ deleted: number }>('/v2/dlq', {
             method: 'DELETE',
             query: { dlqIds: ids },
@@ -284,7 +287,7 @@ export function DlqEntryPage(props: { dlqId: string }) {
   const [, navigate] = useLocation();
   const entry = useQuery({
     queryKey: ['dlq', 'entry', props.dlqId],
-    queryFn: () => request<DlqMessage>(`/v2/dlq/${encodeURIComponent(props.dlqId)}`),
+    queryFn: () => request<DlqMessage>(`/v2/dlq/${segment(props.dlqId, 'DLQ entry')}`),
   });
   const { retry, remove } = useDlqActions();
   const [overrides, setOverrides] = useState<Overrides>({});

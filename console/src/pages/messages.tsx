@@ -24,6 +24,7 @@ import {
 import { FilterForm, toQuery, useUrlQuery } from '../filters';
 import { formatTime } from '../format';
 import { formText } from '../forms';
+import { segment } from '../paths';
 import type { Message } from '../types';
 
 interface MessagePage {
@@ -144,11 +145,11 @@ function MessageView(props: { messageId: string }) {
   const client = useQueryClient();
   const message = useQuery({
     queryKey: ['message', props.messageId],
-    queryFn: () => request<Message>(`/v2/messages/${encodeURIComponent(props.messageId)}`),
+    queryFn: () => request<Message>(`/v2/messages/${segment(props.messageId, 'Message id')}`),
   });
   const cancel = useMutation({
     mutationFn: () =>
-      request(`/v2/messages/${encodeURIComponent(props.messageId)}`, { method: 'DELETE' }),
+      request(`/v2/messages/${segment(props.messageId, 'Message id')}`, { method: 'DELETE' }),
     onSuccess: () =>
       Promise.all([
         client.invalidateQueries({ queryKey: ['message', props.messageId] }),

@@ -8,6 +8,7 @@ import { Link } from 'wouter-preact';
 import { request } from '../api';
 import { DestinationFields, ErrorBox, Field, Notice, PageHeader } from '../components';
 import { formRaw, formText } from '../forms';
+import { segment } from '../paths';
 import { prefixed } from '../settings';
 
 interface Published {
@@ -60,7 +61,7 @@ async function publish(form: FormData, rows: HeaderRow[]): Promise<Published[]> 
   }
   // Percent-encoded whole, so the destination's own query string stays the destination's.
   const answer = await request<Published | Published[]>(
-    `/v2/publish/${encodeURIComponent(destination)}`,
+    `/v2/publish/${segment(destination, 'Destination')}`,
     { method: 'POST', headers, body: formRaw(form, 'body') },
   );
   return Array.isArray(answer) ? answer : [answer];

@@ -4,6 +4,8 @@ import { useState } from 'preact/hooks';
 import { request } from '../api';
 import { formRaw, formText } from '../forms';
 import {
+  ActionsOff,
+  actionsOff,
   ConfirmButton,
   DestinationFields,
   Empty,
@@ -15,6 +17,7 @@ import {
 } from '../components';
 import { formatInZone, previewCron, timeZones } from '../cron-preview';
 import { formatTime } from '../format';
+import { segment } from '../paths';
 import { prefixed } from '../settings';
 import type { Schedule } from '../types';
 
@@ -27,8 +30,8 @@ export function SchedulesPage() {
   const act = useMutation({
     mutationFn: ({ id, action }: { id: string; action: 'pause' | 'resume' | 'delete' }) =>
       action === 'delete'
-        ? request(`/v2/schedules/${encodeURIComponent(id)}`, { method: 'DELETE' })
-        : request(`/v2/schedules/${encodeURIComponent(id)}/${action}`, { method: 'POST' }),
+        ? request(`/v2/schedules/${segment(id, 'Schedule')}`, { method: 'DELETE' })
+        : request(`/v2/schedules/${segment(id, 'Schedule')}/${action}`, { method: 'POST' }),
     onSuccess: () => client.invalidateQueries({ queryKey: ['schedules'] }),
   });
   return (
@@ -59,32 +62,40 @@ export function SchedulesPage() {
               </tr>
             </thead>
             <tbody>
-              {schedules.data.map((s) => (
-                <tr key={s.scheduleId}>
-                  <td class="mono">{s.scheduleId}</td>
-                  <td class="mono">{s.cron}</td>
-                  <td class="mono clip">{s.destination}</td>
-                  <td>{s.isPaused ? 'Paused' : 'Active'}</td>
-                  <td class="nowrap">{formatTime(s.lastScheduleTime)}</td>
-                  <td class="nowrap">{s.isPaused ? '' : formatTime(s.nextScheduleTime)}</td>
-                  <td class="row-actions">
-                    <button
-                      type="button"
-                      aria-label={`${s.isPaused ? 'Resume' : 'Pause'} ${s.scheduleId}`}
-                      onClick={() =>
-                        act.mutate({ id: s.scheduleId, action: s.isPaused ? 'resume' : 'pause' })
-                      }
-                    >
-                      {s.isPaused ? 'Resume' : 'Pause'}
-                    </button>
-                    <ConfirmButton
-                      label="Delete"
-                      question={`Delete schedule ${s.scheduleId}?`}
-                      onConfirm={() => act.mutate({ id: s.scheduleId, action: 'delete' })}
-                    />
-                  </td>
-                </tr>
-              ))}
+              {schedules.data.map((s) => {
+                const off = actionsOff('schedules', s.scheduleId);
+                return (
+                  <tr key={s.scheduleId}>
+                    <td class="mono">{s.scheduleId}</td>
+                    <td class="mono">{s.cron}</td>
+                    <td class="mono clip">{s.destination}</td>
+                    <td>{s.isPaused ? 'Paused' : 'Active'}</td>
+                    <td class="nowrap">{formatTime(s.lastScheduleTime)}</td>
+                    <td class="nowrap">{s.isPaused ? '' : formatTime(s.nextScheduleTime)}</td>
+                    <td class="row-actions">
+                      <button
+                        type="button"
+                        aria-label={`${s.isPaused ? 'Resume' : 'Pause'} ${s.scheduleId}`}
+                        aria-describedby={off?.id}
+                        title={off?.reason}
+                        disabled={off !== undefined}
+                        onClick={() =>
+                          act.mutate({ id: s.scheduleId, action: s.isPaused ? 'resume' : 'pause' })
+                        }
+                      >
+                        {s.isPaused ? 'Resume' : 'Pause'}
+                      </button>
+                      <ConfirmButton
+                        label="Delete"
+                        question={`Delete schedule ${s.scheduleId}?`}
+                        off={off}
+                        onConfirm={() => act.mutate({ id: s.scheduleId, action: 'delete' })}
+                      />
+                      {off && <ActionsOff off={off} />}
+                    </td>
+                  </tr>
+                );
+              })}
             </tbody>
           </table>
         </div>
@@ -113,11 +124,14 @@ function CreateSchedule() {
       if (label) headers[await prefixed('Label')] = label;
       // Encoded whole, as Publish does: the destination's own query (`?svc-retries=…`) and
       // fragment are part of it, not settings for Ferry.
-      return request<{ scheduleId: string }>(`/v2/schedules/${encodeURIComponent(destination)}`, {
-        method: 'POST',
-        headers,
-        body: formRaw(form, 'body'),
-      });
+      return request<{ scheduleId: string }>(
+        `/v2/schedules/${segment(destination, 'Destination')}`,
+        {
+          method: 'POST',
+          headers,
+          body: formRaw(form, 'body'),
+        },
+      );
     },
     onSuccess: () => client.invalidateQueries({ queryKey: ['schedules'] }),
   });

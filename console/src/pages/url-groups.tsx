@@ -4,10 +4,22 @@ import { useState } from 'preact/hooks';
 import { Link, useLocation } from 'wouter-preact';
 import { request } from '../api';
 import { formText } from '../forms';
-import { ConfirmButton, Empty, ErrorBox, Field, Loading, Notice, PageHeader } from '../components';
+import {
+  ActionsOff,
+  actionsOff,
+  ConfirmButton,
+  Empty,
+  ErrorBox,
+  Field,
+  Loading,
+  Notice,
+  PageHeader,
+} from '../components';
+import { segment } from '../paths';
 import type { HeaderMap, UrlGroup } from '../types';
 
-const groupPath = (name: string): string => `/v2/topics/${encodeURIComponent(name)}`;
+/** @throws Error for a name no URL path can carry (paths.ts), before any request. */
+const groupPath = (name: string): string => `/v2/topics/${segment(name, 'URL group')}`;
 
 export function UrlGroupsPage() {
   const groups = useQuery({
@@ -35,15 +47,24 @@ export function UrlGroupsPage() {
               </tr>
             </thead>
             <tbody>
-              {groups.data.map((g) => (
-                <tr key={g.name}>
-                  <td>
-                    <Link href={`/url-groups/${encodeURIComponent(g.name)}`}>{g.name}</Link>
-                  </td>
-                  <td>{g.endpoints.length}</td>
-                  <td>{Object.keys(g.headers ?? {}).length}</td>
-                </tr>
-              ))}
+              {groups.data.map((g) => {
+                const off = actionsOff('groups', g.name);
+                return (
+                  <tr key={g.name}>
+                    <td>
+                      {off ? (
+                        <>
+                          <span aria-describedby={off.id}>{g.name}</span> <ActionsOff off={off} />
+                        </>
+                      ) : (
+                        <Link href={`/url-groups/${encodeURIComponent(g.name)}`}>{g.name}</Link>
+                      )}
+                    </td>
+                    <td>{g.endpoints.length}</td>
+                    <td>{Object.keys(g.headers ?? {}).length}</td>
+                  </tr>
+                );
+              })}
             </tbody>
           </table>
         </div>

@@ -8,6 +8,8 @@ import { useState } from 'preact/hooks';
 import { Link } from 'wouter-preact';
 import { request } from '../api';
 import {
+  ActionsOff,
+  actionsOff,
   ConfirmButton,
   Empty,
   ErrorBox,
@@ -19,6 +21,7 @@ import {
 } from '../components';
 import { FilterForm, toQuery, useUrlQuery } from '../filters';
 import { formatDuration, formatTime } from '../format';
+import { segment } from '../paths';
 import type { WorkflowDlqMessage, WorkflowRun } from '../types';
 
 interface RunPage {
@@ -121,9 +124,7 @@ function Runs(props: ViewProps) {
                   <tr key={run.workflowRunId}>
                     <td class="nowrap">{formatTime(run.workflowRunCreatedAt)}</td>
                     <td class="mono">
-                      <Link href={`/workflows/runs/${encodeURIComponent(run.workflowRunId)}`}>
-                        {run.workflowRunId}
-                      </Link>
+                      <RunLink runId={run.workflowRunId} table="runs" />
                     </td>
                     <td>
                       <span class={`badge state-${runTone(run.workflowState)}`}>
@@ -146,6 +147,19 @@ function Runs(props: ViewProps) {
       )}
     </>
   );
+}
+
+/** A run's id linking to its page, or the id and why it has none (see paths.ts). */
+function RunLink(props: { runId: string; table: string }) {
+  const off = actionsOff(props.table, props.runId);
+  if (off) {
+    return (
+      <>
+        <span aria-describedby={off.id}>{props.runId}</span> <ActionsOff off={off} />
+      </>
+    );
+  }
+  return <Link href={`/workflows/runs/${encodeURIComponent(props.runId)}`}>{props.runId}</Link>;
 }
 
 function runTone(state: string): string {
@@ -192,7 +206,7 @@ export function WorkflowRunPage(props: { runId: string }) {
   });
   const cancel = useMutation({
     mutationFn: () =>
-      request(`/v2/workflows/runs/${encodeURIComponent(props.runId)}`, { method: 'DELETE' }),
+      request(`/v2/workflows/runs/${segment(props.runId, 'Workflow run')}`, { method: 'DELETE' }),
     onSuccess: () => client.invalidateQueries({ queryKey: ['workflow-runs'] }),
   });
   const steps = (run.data?.steps ?? []).flatMap((g) =>
@@ -299,7 +313,7 @@ function WorkflowDlq(props: ViewProps) {
     mutationFn: async ({ action, ids }: { action: DlqAction; ids: string[] }) => {
       if (action === 'callback') {
         for (const id of ids) {
-          await request(`/v2/workflows/dlq/callback/${encodeURIComponent(id)}`, {
+          await request(`/v2/workflows/dlq/callback/${segment(id, 'Workflow DLQ entry')}`, {
             method: 'POST',
           });
         }
@@ -404,9 +418,7 @@ function WorkflowDlq(props: ViewProps) {
                     />
                   </td>
                   <td class="mono">
-                    <Link href={`/workflows/runs/${encodeURIComponent(m.workflowRunId)}`}>
-                      {m.workflowRunId}
-                    </Link>
+                    <RunLink runId={m.workflowRunId} table="workflow-dlq" />
                   </td>
                   <td class="mono clip">{m.workflowUrl}</td>
                   <td>{m.responseStatus ?? 'no response'}</td>
