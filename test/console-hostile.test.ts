@@ -172,4 +172,56 @@ describe('console with hostile data', () => {
 
     expect(sent).toEqual([]);
   });
+
+  it('names every per-row button with its row, so two rows’ buttons never share a name', async () => {
+    for (const id of ['row-a', 'row-b']) {
+      const res = await t.api(`/v2/schedules/${receiver.url}/rows`, {
+        method: 'POST',
+        headers: { 'Svc-Cron': '0 0 1 1 *', 'Svc-Schedule-Id': id },
+      });
+      expect(res.status).toBe(200);
+    }
+    const add = await t.api('/v2/topics/rows/endpoints', {
+      method: 'POST',
+      body: JSON.stringify({
+        endpoints: [{ url: `${receiver.url}/a`, name: 'first' }, { url: `${receiver.url}/b` }],
+      }),
+    });
+    expect(add.status).toBe(200);
+
+    /** Each button of each row of `table` names one of the row's cells; no two share a name. */
+    const expectRowNames = async (page: Page, table: string): Promise<void> => {
+      const rows = page.getByRole('table', { name: table }).locator('tbody tr');
+      await rows.nth(1).waitFor();
+      const names: string[] = [];
+      for (const row of await rows.all()) {
+        const cells = (await row.getByRole('cell').allInnerTexts()).filter((c) => c.trim());
+        const buttons = [...(await row.ariaSnapshot()).matchAll(/- button "([^"]*)"/g)];
+        for (const [, name = ''] of buttons) {
+          expect(
+            cells.some((cell) => name.includes(cell.trim())),
+            `${table}: "${name}"`,
+          ).toBe(true);
+          names.push(name);
+        }
+      }
+      expect(names.length).toBeGreaterThan(1);
+      expect(new Set(names).size, names.join(', ')).toBe(names.length);
+    };
+
+    const page = await open('/schedules');
+    await expectRowNames(page, 'Schedules');
+    await page
+      .getByRole('row')
+      .filter({ hasText: 'row-a' })
+      .getByRole('button', { name: 'Delete schedule row-a' })
+      .click();
+    await page.getByRole('group', { name: 'Delete schedule row-a?' }).waitFor();
+    await go(page, '/url-groups/rows');
+    await expectRowNames(page, 'Endpoints');
+    await page.getByRole('button', { name: 'Remove endpoint first' }).waitFor();
+    await page.getByRole('button', { name: `Remove endpoint ${receiver.url}/b` }).waitFor();
+    await go(page, '/queues');
+    await expectRowNames(page, 'Queues');
+  });
 });

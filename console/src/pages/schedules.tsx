@@ -75,7 +75,7 @@ export function SchedulesPage() {
                     <td class="row-actions">
                       <button
                         type="button"
-                        aria-label={`${s.isPaused ? 'Resume' : 'Pause'} ${s.scheduleId}`}
+                        aria-label={`${s.isPaused ? 'Resume' : 'Pause'} schedule ${s.scheduleId}`}
                         aria-describedby={off?.id}
                         title={off?.reason}
                         disabled={off !== undefined}
@@ -87,6 +87,7 @@ export function SchedulesPage() {
                       </button>
                       <ConfirmButton
                         label="Delete"
+                        name={`Delete schedule ${s.scheduleId}`}
                         question={`Delete schedule ${s.scheduleId}?`}
                         off={off}
                         onConfirm={() => act.mutate({ id: s.scheduleId, action: 'delete' })}

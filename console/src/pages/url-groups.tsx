@@ -176,6 +176,7 @@ export function UrlGroupPage(props: { name: string }) {
                   <td class="row-actions">
                     <ConfirmButton
                       label="Remove"
+                      name={`Remove endpoint ${e.name ?? e.url}`}
                       question={`Remove ${e.name ?? e.url}?`}
                       onConfirm={() =>
                         removeEndpoint.mutate({ url: e.url, ...(e.name ? { name: e.name } : {}) })
