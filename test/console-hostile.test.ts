@@ -173,6 +173,74 @@ describe('console with hostile data', () => {
     expect(sent).toEqual([]);
   });
 
+  it('keeps a row’s buttons on screen beside names and URLs hundreds of characters long', async () => {
+    const long = (c: string, n: number): string => c.repeat(n);
+    const url = `${receiver.url}/${long('u', 300)}`;
+    const scheduleId = long('s', 256);
+    const queue = long('q', 200);
+    const key = long('k', 256);
+    const group = long('g', 256);
+    const endpoint = long('e', 256);
+    const calls = [
+      t.api(`/v2/schedules/${url}`, {
+        method: 'POST',
+        headers: { 'Svc-Cron': '0 0 1 1 *', 'Svc-Schedule-Id': scheduleId },
+      }),
+      t.api('/v2/queues', { method: 'POST', body: JSON.stringify({ queueName: queue }) }),
+      t.api(`/v2/publish/${url}`, {
+        method: 'POST',
+        headers: {
+          'Svc-Delay': '1h',
+          'Svc-Flow-Control-Key': key,
+          'Svc-Flow-Control-Value': 'parallelism=1',
+        },
+      }),
+      t.api(`/v2/topics/${group}/endpoints`, {
+        method: 'POST',
+        body: JSON.stringify({ endpoints: [{ url, name: endpoint }] }),
+      }),
+    ];
+    for (const res of await Promise.all(calls)) expect(res.status).toBe(200);
+
+    const page = await open('/schedules');
+    /** Each button of the row holding `text` lies within the viewport and the table's frame. */
+    const expectReachable = async (text: string): Promise<void> => {
+      const row = page.getByRole('row').filter({ hasText: text.slice(0, 40) });
+      await row.waitFor();
+      const frame = await page.locator('main').boundingBox();
+      const width = page.viewportSize()?.width ?? 0;
+      for (const button of await row.getByRole('button').all()) {
+        const box = await button.boundingBox();
+        expect(box, text.slice(0, 20)).not.toBeNull();
+        expect(box!.x + box!.width, text.slice(0, 20)).toBeLessThanOrEqual(
+          Math.min(width, frame!.x + frame!.width),
+        );
+      }
+      // The whole text is there to read: shown (wrapped), or in the title of a cut cell.
+      const cell = row
+        .getByRole('cell')
+        .filter({ hasText: text.slice(0, 40) })
+        .first();
+      const cut = await cell.evaluate<boolean, undefined>('(e) => e.scrollWidth > e.clientWidth');
+      if (cut) expect((await cell.getAttribute('title')) ?? '', text.slice(0, 20)).toContain(text);
+      else expect((await cell.innerText()).replace(/\s/g, '')).toContain(text);
+    };
+    await expectReachable(scheduleId);
+    await expectReachable(url);
+    await go(page, '/queues');
+    await expectReachable(queue);
+    await go(page, '/flow-control');
+    await expectReachable(key);
+    await go(page, `/url-groups/${group}`);
+    await expectReachable(endpoint);
+    await expectReachable(url);
+    // The page's own title wraps too: nothing scrolls sideways.
+    const overflow = await page.evaluate<number>(
+      'document.documentElement.scrollWidth - document.documentElement.clientWidth',
+    );
+    expect(overflow).toBeLessThanOrEqual(0);
+  });
+
   it('names every per-row button with its row, so two rows’ buttons never share a name', async () => {
     for (const id of ['row-a', 'row-b']) {
       const res = await t.api(`/v2/schedules/${receiver.url}/rows`, {

@@ -268,8 +268,10 @@ export function DlqPage() {
                     <td class="mono">
                       <Link href={`/dlq/${encodeURIComponent(entry.dlqId)}`}>{entry.dlqId}</Link>
                     </td>
-                    <td class="mono clip">{entry.url}</td>
-                    <td>{labelsOf(entry).join(', ')}</td>
+                    <td class="mono clip" title={entry.url}>
+                      {entry.url}
+                    </td>
+                    <td class="wrap">{labelsOf(entry).join(', ')}</td>
                     <td>{entry.responseStatus ?? 'no response'}</td>
                   </tr>
                 ))}

@@ -134,8 +134,10 @@ export function LogsPage() {
                         {event.messageId}
                       </Link>
                     </td>
-                    <td class="mono clip">{event.url}</td>
-                    <td>{labelsOf(event).join(', ')}</td>
+                    <td class="mono clip" title={event.url}>
+                      {event.url}
+                    </td>
+                    <td class="wrap">{labelsOf(event).join(', ')}</td>
                     <td>{event.responseStatus ?? ''}</td>
                   </tr>
                 ))}

@@ -112,14 +112,14 @@ function MessageList(props: {
                     {m.messageId}
                   </a>
                 </td>
-                <td class="mono clip">
+                <td class="mono clip" title={`${m.method} ${m.url}`}>
                   {m.method} {m.url}
                 </td>
                 <td class="nowrap">{formatTime(m.notBefore)}</td>
                 <td class="num">
                   {m.retried} of {m.maxRetries}
                 </td>
-                <td>{labelsOf(m).join(', ')}</td>
+                <td class="wrap">{labelsOf(m).join(', ')}</td>
               </tr>
             ))}
           </tbody>

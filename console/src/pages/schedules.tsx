@@ -68,7 +68,9 @@ export function SchedulesPage() {
                   <tr key={s.scheduleId}>
                     <td class="mono">{s.scheduleId}</td>
                     <td class="mono">{s.cron}</td>
-                    <td class="mono clip">{s.destination}</td>
+                    <td class="mono clip" title={s.destination}>
+                      {s.destination}
+                    </td>
                     <td>{s.isPaused ? 'Paused' : 'Active'}</td>
                     <td class="nowrap">{formatTime(s.lastScheduleTime)}</td>
                     <td class="nowrap">{s.isPaused ? '' : formatTime(s.nextScheduleTime)}</td>

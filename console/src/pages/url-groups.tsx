@@ -51,7 +51,7 @@ export function UrlGroupsPage() {
                 const off = actionsOff('groups', g.name);
                 return (
                   <tr key={g.name}>
-                    <td>
+                    <td class="wrap">
                       {off ? (
                         <>
                           <span aria-describedby={off.id}>{g.name}</span> <ActionsOff off={off} />
@@ -158,35 +158,39 @@ export function UrlGroupPage(props: { name: string }) {
       ) : (
         <>
           <h2>Endpoints</h2>
-          <table class="list" aria-label="Endpoints">
-            <thead>
-              <tr>
-                <th scope="col">URL</th>
-                <th scope="col">Name</th>
-                <th scope="col">
-                  <span class="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {group.data.endpoints.map((e) => (
-                <tr key={`${e.url}|${e.name ?? ''}`}>
-                  <td class="mono clip">{e.url}</td>
-                  <td>{e.name ?? ''}</td>
-                  <td class="row-actions">
-                    <ConfirmButton
-                      label="Remove"
-                      name={`Remove endpoint ${e.name ?? e.url}`}
-                      question={`Remove ${e.name ?? e.url}?`}
-                      onConfirm={() =>
-                        removeEndpoint.mutate({ url: e.url, ...(e.name ? { name: e.name } : {}) })
-                      }
-                    />
-                  </td>
+          <div class="table-wrap">
+            <table class="list" aria-label="Endpoints">
+              <thead>
+                <tr>
+                  <th scope="col">URL</th>
+                  <th scope="col">Name</th>
+                  <th scope="col">
+                    <span class="sr-only">Actions</span>
+                  </th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {group.data.endpoints.map((e) => (
+                  <tr key={`${e.url}|${e.name ?? ''}`}>
+                    <td class="mono clip" title={e.url}>
+                      {e.url}
+                    </td>
+                    <td class="wrap">{e.name ?? ''}</td>
+                    <td class="row-actions">
+                      <ConfirmButton
+                        label="Remove"
+                        name={`Remove endpoint ${e.name ?? e.url}`}
+                        question={`Remove ${e.name ?? e.url}?`}
+                        onConfirm={() =>
+                          removeEndpoint.mutate({ url: e.url, ...(e.name ? { name: e.name } : {}) })
+                        }
+                      />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
           {removeEndpoint.isError && (
             <ErrorBox error={removeEndpoint.error} what="remove the endpoint" />
           )}

@@ -131,7 +131,9 @@ function Runs(props: ViewProps) {
                         {run.workflowState}
                       </span>
                     </td>
-                    <td class="mono clip">{run.workflowUrl}</td>
+                    <td class="mono clip" title={run.workflowUrl}>
+                      {run.workflowUrl}
+                    </td>
                     <td>{run.steps.reduce((n, g) => n + g.steps.length, 0)}</td>
                   </tr>
                 ))}
@@ -283,7 +285,9 @@ export function WorkflowRunPage(props: { runId: string }) {
                 {i > 0 && (
                   <span class="muted">+{formatDuration(Number(step.createdAt) - start)}</span>
                 )}
-                <code class="clip-inline">{stepText(step)}</code>
+                <code class="clip-inline" title={stepText(step)}>
+                  {stepText(step)}
+                </code>
               </li>
             ))}
           </ol>
@@ -420,7 +424,9 @@ function WorkflowDlq(props: ViewProps) {
                   <td class="mono">
                     <RunLink runId={m.workflowRunId} table="workflow-dlq" />
                   </td>
-                  <td class="mono clip">{m.workflowUrl}</td>
+                  <td class="mono clip" title={m.workflowUrl}>
+                    {m.workflowUrl}
+                  </td>
                   <td>{m.responseStatus ?? 'no response'}</td>
                   <td>{m.failureFunctionState ?? 'none'}</td>
                   <td class="row-actions">
