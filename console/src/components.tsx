@@ -47,23 +47,46 @@ export function ErrorBox(props: { error: unknown; what?: string }) {
   );
 }
 
-/** A `{Name: [values]}` map as a two-column table. */
+/**
+ * Header rows shown before "Show all": a publisher or a destination may send thousands (a batch
+ * entry may forward any number), and a page built 10,000 rows before it could be used.
+ */
+const SHOWN_HEADERS = 100;
+
+/** A `{Name: [values]}` map as a two-column table, the first {@link SHOWN_HEADERS} rows at first. */
 export function HeaderTable(props: { headers?: Record<string, string[]>; label: string }) {
-  const entries = Object.entries(props.headers ?? {});
-  if (entries.length === 0) return <p class="muted">No headers.</p>;
+  const [all, setAll] = useState(false);
+  const rows = Object.entries(props.headers ?? {}).flatMap(([name, values]) =>
+    values.map((value, i) => ({ key: `${name}-${i}`, name, value })),
+  );
+  if (rows.length === 0) return <p class="muted">No headers.</p>;
+  const shown = all ? rows : rows.slice(0, SHOWN_HEADERS);
+  const count = rows.length.toLocaleString('en-US');
   return (
-    <table class="kv" aria-label={props.label}>
-      <tbody>
-        {entries.flatMap(([name, values]) =>
-          values.map((value, i) => (
-            <tr key={`${name}-${i}`}>
-              <th scope="row">{name}</th>
-              <td class="mono">{value}</td>
+    <>
+      <table class="kv" aria-label={props.label}>
+        <tbody>
+          {shown.map((row) => (
+            <tr key={row.key}>
+              <th scope="row">{row.name}</th>
+              <td class="mono">{row.value}</td>
             </tr>
-          )),
-        )}
-      </tbody>
-    </table>
+          ))}
+        </tbody>
+      </table>
+      {shown.length < rows.length && (
+        <p class="muted">
+          Showing the first {SHOWN_HEADERS} of {count} headers.{' '}
+          <button
+            type="button"
+            aria-label={`Show all ${count} ${props.label.toLowerCase()}`}
+            onClick={() => setAll(true)}
+          >
+            Show all {count}
+          </button>
+        </p>
+      )}
+    </>
   );
 }
 
