@@ -8,7 +8,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Locator, Page } from 'playwright-core';
-import { launchBrowser, signIn, type ConsolePage, type TestBrowser } from './helpers/browser.js';
+import {
+  eventually,
+  launchBrowser,
+  signIn,
+  type ConsolePage,
+  type TestBrowser,
+} from './helpers/browser.js';
 import { startFerry, type TestFerry } from './helpers/ferry.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 import { buildMessage } from '../src/core/build-message.js';
@@ -282,6 +288,60 @@ describe('console with hostile data', () => {
     await logged.waitFor();
     expect(await logged.getByRole('row').count()).toBe(100);
     await page.getByRole('button', { name: 'Show all 10,000 request headers' }).waitFor();
+  });
+
+  it('fits message pages to a phone’s width, however long their values', async () => {
+    const long = (c: string, n: number): string => c.repeat(n);
+    const failing = await startReceiver(() => ({
+      status: 500,
+      headers: { 'X-Long-Answer': long('a', 300) },
+      body: long('b', 2_000),
+    }));
+    try {
+      const headers = {
+        'Svc-Label': long('l', 256),
+        [`Svc-Forward-X-${long('n', 100)}`]: long('v', 300),
+        'content-type': 'application/json',
+      };
+      const body = JSON.stringify({ [long('k', 300)]: long('w', 2_000) });
+      const path = `/${long('p', 300)}?${long('q', 100)}=1`;
+      const failed = await t.api(`/v2/publish/${failing.url}${path}`, {
+        method: 'POST',
+        headers: { ...headers, 'Svc-Retries': '0' },
+        body,
+      });
+      const delayed = await t.api(`/v2/publish/${failing.url}${path}`, {
+        method: 'POST',
+        headers: { ...headers, 'Svc-Delay': '1h' },
+        body,
+      });
+      const { messageId } = (await failed.json()) as { messageId: string };
+      const waiting = ((await delayed.json()) as { messageId: string }).messageId;
+      let dlqId = '';
+      await eventually(async () => {
+        const list = (await (await t.api(`/v2/dlq?messageId=${messageId}`)).json()) as {
+          messages: { dlqId: string }[];
+        };
+        dlqId = list.messages[0]?.dlqId ?? '';
+        return dlqId !== '';
+      }, 'the message reached the DLQ');
+
+      const page = await open(`/logs/${messageId}`, 390);
+      const fits = async (what: string, ready: Locator): Promise<void> => {
+        await ready.waitFor();
+        const overflow = await page.evaluate<number>(
+          'document.documentElement.scrollWidth - document.documentElement.clientWidth',
+        );
+        expect(overflow, what).toBeLessThanOrEqual(0);
+      };
+      await fits('a message’s log', page.getByText('HTTP 500 at'));
+      await go(page, `/messages?messageId=${waiting}`);
+      await fits('a waiting message', page.getByLabel('Message body'));
+      await go(page, `/dlq/${dlqId}`);
+      await fits('a DLQ entry', page.getByLabel('Response body'));
+    } finally {
+      await failing.close();
+    }
   });
 
   it('names every per-row button with its row, so two rows’ buttons never share a name', async () => {
