@@ -344,6 +344,53 @@ describe('console with hostile data', () => {
     }
   });
 
+  it('publishes labels and keys beyond Latin-1, and names a field no header can carry', async () => {
+    const target = await startReceiver();
+    try {
+      const page = await open('/publish');
+      const sent: string[] = [];
+      page.on('request', (r) => {
+        if (r.method() === 'POST') sent.push(r.url());
+      });
+      await page.getByLabel('Destination').fill(`${target.url}/unicode`);
+      await page.getByLabel('Label').fill('注文,café');
+      await page.getByLabel('Flow-control key').fill('顧客-7');
+      await page.getByLabel('Parallelism').fill('1');
+      await page.getByRole('button', { name: 'Add header' }).click();
+      await page.getByLabel('Header 1 name').fill('X-Note');
+      await page.getByLabel('Header 1 value').fill('im 日本');
+      const publish = page.getByRole('button', { name: 'Publish', exact: true });
+      await publish.click();
+      // Said before sending, naming the field and the character: nothing left the page.
+      await page
+        .getByRole('alert')
+        .getByText('Header 1 value holds U+65E5 "日": a header value can only carry characters')
+        .waitFor();
+      await page.getByLabel('Header 1 value').fill('plain');
+      await page.getByLabel('Content type').fill('text/plain; charset=日本');
+      await publish.click();
+      await page.getByRole('alert').getByText('Content type holds U+65E5 "日"').waitFor();
+      expect(sent).toEqual([]);
+
+      await page.getByLabel('Content type').fill('text/plain');
+      await publish.click();
+      const link = page.getByRole('status').getByRole('link');
+      await link.waitFor();
+      const messageId = await link.innerText();
+      const [delivered] = await target.waitFor(1);
+      expect(delivered?.headers['x-note']).toBe('plain');
+      const events = (await (await t.api(`/v2/events?messageId=${messageId}`)).json()) as {
+        events: { labels?: string[]; flowControlKey?: string }[];
+      };
+      expect(events.events[0]).toMatchObject({
+        labels: ['注文', 'café'],
+        flowControlKey: '顧客-7',
+      });
+    } finally {
+      await target.close();
+    }
+  });
+
   it('names every per-row button with its row, so two rows’ buttons never share a name', async () => {
     for (const id of ['row-a', 'row-b']) {
       const res = await t.api(`/v2/schedules/${receiver.url}/rows`, {

@@ -23,6 +23,7 @@ import {
 import { FilterForm, toQuery, useUrlQuery } from '../filters';
 import { formatTime } from '../format';
 import { formRaw } from '../forms';
+import { addHeader, addSetting, outgoing, type Outgoing } from '../outgoing';
 import { segment } from '../paths';
 import { consoleSettings } from '../settings';
 import type { DlqMessage, DlqPage as DlqList } from '../types';
@@ -63,14 +64,21 @@ const OVERRIDES = [
 
 type Overrides = Record<string, string>;
 
-async function overrideHeaders(overrides: Overrides): Promise<Record<string, string>> {
+/**
+ * The overrides as headers, or as query parameters where a header cannot carry the value
+ * (outgoing.ts).
+ * @throws Error naming a plain header's field whose value no header can carry.
+ */
+async function overrideRequest(overrides: Overrides): Promise<Outgoing> {
   const { headerPrefix } = await consoleSettings();
-  const headers: Record<string, string> = {};
-  for (const [name, , kind] of OVERRIDES) {
+  const out = outgoing();
+  for (const [name, label, kind] of OVERRIDES) {
     const value = overrides[name]?.trim();
-    if (value) headers[kind === 'plain' ? name : `${headerPrefix}-${name}`] = value;
+    if (!value) continue;
+    if (kind === 'plain') addHeader(out, name, value, label);
+    else addSetting(out, `${headerPrefix}-${name}`, value);
   }
-  return headers;
+  return out;
 }
 
 /** Optional overrides for the next retry; empty fields keep what the entry had. */
@@ -120,17 +128,18 @@ function useDlqActions() {
   const done = (): Promise<void> => client.invalidateQueries({ queryKey: ['dlq'] });
   const retry = useMutation({
     mutationFn: async ({ ids, overrides }: { ids: string[]; overrides: Overrides }) => {
-      const headers = await overrideHeaders(overrides);
+      const { headers, query } = await overrideRequest(overrides);
       if (ids.length === 1) {
         const one = await request<RetryOne>(`/v2/dlq/retry/${segment(ids[0] ?? '', 'DLQ entry')}`, {
           method: 'POST',
           headers,
+          query,
         });
         return [one.messageId];
       }
       const many = await request<RetryMany>('/v2/dlq/retry', {
         method: 'POST',
-        query: { dlqIds: ids },
+        query: { ...query, dlqIds: ids },
         headers,
       });
       return many.responses.map((r) => r.messageId);

@@ -17,6 +17,7 @@ import {
 } from '../components';
 import { formatInZone, previewCron, timeZones } from '../cron-preview';
 import { formatTime } from '../format';
+import { addHeader, addSetting, outgoing } from '../outgoing';
 import { segment } from '../paths';
 import { prefixed } from '../settings';
 import type { Schedule } from '../types';
@@ -116,22 +117,25 @@ function CreateSchedule() {
     mutationFn: async (form: FormData) => {
       const destination = formText(form, 'destination');
       if (!destination) throw new Error('Enter a destination URL or URL group name.');
-      const headers: Record<string, string> = {
-        [await prefixed('Cron')]: zone === 'UTC' ? cron.trim() : `CRON_TZ=${zone} ${cron.trim()}`,
-        [await prefixed('Method')]: formText(form, 'method') || 'POST',
-        'content-type': formText(form, 'contentType') || 'text/plain',
-      };
+      // Settings a header cannot carry go as query parameters (outgoing.ts).
+      const out = outgoing();
+      const spec = zone === 'UTC' ? cron.trim() : `CRON_TZ=${zone} ${cron.trim()}`;
+      addSetting(out, await prefixed('Cron'), spec);
+      addSetting(out, await prefixed('Method'), formText(form, 'method') || 'POST');
+      const contentType = formText(form, 'contentType') || 'text/plain';
+      addHeader(out, 'content-type', contentType, 'Content type');
       const retries = formText(form, 'retries');
-      if (retries) headers[await prefixed('Retries')] = retries;
+      if (retries) addSetting(out, await prefixed('Retries'), retries);
       const label = formText(form, 'label');
-      if (label) headers[await prefixed('Label')] = label;
+      if (label) addSetting(out, await prefixed('Label'), label);
       // Encoded whole, as Publish does: the destination's own query (`?svc-retries=…`) and
       // fragment are part of it, not settings for Ferry.
       return request<{ scheduleId: string }>(
         `/v2/schedules/${segment(destination, 'Destination')}`,
         {
           method: 'POST',
-          headers,
+          headers: out.headers,
+          query: out.query,
           body: formRaw(form, 'body'),
         },
       );
