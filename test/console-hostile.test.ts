@@ -212,8 +212,11 @@ describe('console with hostile data', () => {
     for (const res of await Promise.all(calls)) expect(res.status).toBe(200);
 
     const page = await open('/schedules');
-    /** Each button of the row holding `text` lies within the viewport and the table's frame. */
-    const expectReachable = async (text: string): Promise<void> => {
+    /**
+     * Each button of the row holding `text` lies within the viewport and the table's frame, and
+     * the text is shown whole (wrapped) or, when `cut` (URLs), in the cell's title.
+     */
+    const expectReachable = async (text: string, cut = false): Promise<void> => {
       const row = page.getByRole('row').filter({ hasText: text.slice(0, 40) });
       await row.waitFor();
       const frame = await page.locator('main').boundingBox();
@@ -225,24 +228,26 @@ describe('console with hostile data', () => {
           Math.min(width, frame!.x + frame!.width),
         );
       }
-      // The whole text is there to read: shown (wrapped), or in the title of a cut cell.
       const cell = row
         .getByRole('cell')
         .filter({ hasText: text.slice(0, 40) })
         .first();
-      const cut = await cell.evaluate<boolean, undefined>('(e) => e.scrollWidth > e.clientWidth');
+      const isCut = await cell.evaluate(
+        (e: { scrollWidth: number; clientWidth: number }) => e.scrollWidth > e.clientWidth,
+      );
+      expect(isCut, text.slice(0, 20)).toBe(cut);
       if (cut) expect((await cell.getAttribute('title')) ?? '', text.slice(0, 20)).toContain(text);
       else expect((await cell.innerText()).replace(/\s/g, '')).toContain(text);
     };
     await expectReachable(scheduleId);
-    await expectReachable(url);
+    await expectReachable(url, true);
     await go(page, '/queues');
     await expectReachable(queue);
     await go(page, '/flow-control');
     await expectReachable(key);
     await go(page, `/url-groups/${group}`);
     await expectReachable(endpoint);
-    await expectReachable(url);
+    await expectReachable(url, true);
     // The page's own title wraps too: nothing scrolls sideways.
     const overflow = await page.evaluate<number>(
       'document.documentElement.scrollWidth - document.documentElement.clientWidth',
@@ -388,6 +393,117 @@ describe('console with hostile data', () => {
       });
     } finally {
       await target.close();
+    }
+  });
+
+  it('keeps bidi controls in untrusted text from reordering the page’s own words', async () => {
+    const RLO = '\u202E';
+    // Two labels: the first must not reorder the second either.
+    const label = `lab${RLO}el,second`;
+    const key = `key${RLO}x`;
+    const body = JSON.stringify({ note: `abc${RLO} evil` });
+    const answering = await startReceiver(() => ({ status: 200, body: `ok${RLO} done` }));
+    try {
+      // Labels and keys beyond Latin-1 come as query parameters (a header cannot carry them).
+      const settings = `svc-label=${encodeURIComponent(label)}&svc-flow-control-key=${encodeURIComponent(key)}`;
+      const publish = async (extra: Record<string, string>): Promise<string> => {
+        const res = await t.api(`/v2/publish/${answering.url}/bidi?${settings}`, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            'Svc-Flow-Control-Value': 'rate=100',
+            ...extra,
+          },
+          body,
+        });
+        expect(res.status).toBe(200);
+        return ((await res.json()) as { messageId: string }).messageId;
+      };
+      const delivered = await publish({});
+      const waiting = await publish({ 'Svc-Delay': '1h' });
+      await eventually(async () => {
+        const res = await t.api(`/v2/events?messageId=${delivered}&state=DELIVERED`);
+        return ((await res.json()) as { events: unknown[] }).events.length > 0;
+      }, 'the message was delivered');
+
+      /** The planted values, as the console shows them (bodies pretty-printed). */
+      const planted = [
+        `lab${RLO}el`,
+        key,
+        JSON.stringify(JSON.parse(body), null, 2),
+        `ok${RLO} done`,
+      ];
+      /**
+       * Every text holding a bidi control is alone, exactly one planted value, in a <bdi> (or
+       * an inline element isolating like one) or in a block of its own: it cannot reach the
+       * page's words, nor another value's.
+       */
+      const expectIsolated = async (page: Page, what: string): Promise<void> => {
+        const leaks = await page.evaluate<string[]>(`(() => {
+          const planted = ${JSON.stringify(planted)};
+          const controls = /[\\u202A-\\u202E\\u2066-\\u2069]/;
+          const leaks = [];
+          const walk = document.createTreeWalker(document.querySelector('main'), NodeFilter.SHOW_TEXT);
+          let found = 0;
+          for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+            if (!controls.test(n.data)) continue;
+            found++;
+            for (let e = n.parentElement; e; e = e.parentElement) {
+              const style = getComputedStyle(e);
+              // Blocks compute "isolate" too (HTML's style sheet), which changes nothing there.
+              const inline = style.display.startsWith('inline');
+              const isolates = ['isolate', 'isolate-override', 'plaintext'].includes(style.unicodeBidi);
+              if (inline && !isolates) continue;
+              if (!planted.includes(e.textContent)) leaks.push(e.tagName + ': ' + e.textContent.slice(0, 80));
+              break;
+            }
+          }
+          return found === 0 ? ['no planted text on the page'] : leaks;
+        })()`);
+        expect(leaks, what).toEqual([]);
+      };
+
+      const page = await open(`/logs?messageId=${delivered}`);
+      await page.getByRole('row').filter({ hasText: 'DELIVERED' }).waitFor();
+      await expectIsolated(page, 'Logs');
+      await go(page, `/logs/${delivered}`);
+      await page.getByLabel('Response 1 body').waitFor();
+      await expectIsolated(page, 'a message’s log');
+      await go(page, `/messages?messageId=${waiting}`);
+      await page.getByLabel('Message body').waitFor();
+      await expectIsolated(page, 'Messages');
+
+      await go(page, `/flow-control?search=key`);
+      const row = page.getByRole('row').filter({ hasText: 'key' });
+      await row.getByRole('button', { name: `Pause key ${key}` }).click();
+      const notice = page.getByRole('status').filter({ hasText: 'paused.' });
+      await notice.waitFor();
+      await row.getByRole('button', { name: `Pin key ${key}`, exact: true }).click();
+      await page.getByRole('heading', { name: `Pin limits of ${key}` }).waitFor();
+      await expectIsolated(page, 'Flow control');
+      // And as drawn: the notice's own words ": paused." still read left to right.
+      const order = await page.evaluate<number[]>(`(() => {
+        const notice = [...document.querySelectorAll('[role=status]')].find((e) => e.textContent.endsWith('paused.'));
+        const walk = document.createTreeWalker(notice, NodeFilter.SHOW_TEXT);
+        const xs = [];
+        for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+          if (n.data.includes('\u202E')) continue; // the key itself
+          for (let i = 0; i < n.data.length; i++) {
+            if (!':paused'.includes(n.data[i]) || n.data[i] === ' ') continue;
+            const r = document.createRange();
+            r.setStart(n, i);
+            r.setEnd(n, i + 1);
+            xs.push(r.getBoundingClientRect().left);
+          }
+        }
+        return xs;
+      })()`);
+      // ":", "p", "a", "u", "s", "e", "d": from left to right.
+      expect(order).toHaveLength(7);
+      expect([...order].sort((a, b) => a - b)).toEqual(order);
+      await t.api(`/v2/messages?flowControlKey=${encodeURIComponent(key)}`, { method: 'DELETE' });
+    } finally {
+      await answering.close();
     }
   });
 

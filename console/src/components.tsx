@@ -2,15 +2,64 @@
  * Building blocks every page uses: loading, empty and error states, header and body views,
  * confirmations. Untrusted data (bodies, headers, labels, URLs) is only ever passed as text
  * children, which Preact writes as text nodes; nothing here parses markup.
+ *
+ * Untrusted text shown among the console's own words sits in a `<bdi>` (or a block of its own):
+ * a bidi control in it (U+202E RIGHT-TO-LEFT OVERRIDE, an unclosed embedding) then reorders at
+ * most itself, never the words around it ("key: paused." cannot read "key .desuap :").
  */
-import type { ComponentChildren } from 'preact';
+import { Fragment, type ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { Link } from 'wouter-preact';
 import { ApiError } from './api';
 import { decodeBase64Body, formatTime, prettyText, type DecodedBody } from './format';
 import { unaddressable } from './paths';
 
-export function PageHeader(props: { title: string; children?: ComponentChildren }) {
+/**
+ * A sentence naming untrusted values (`phrase\`Delete schedule ${id}?\``): `text` for an
+ * accessible name, `view` for the page, with each value in a `<bdi>`.
+ */
+export interface Phrase {
+  text: string;
+  view: ComponentChildren;
+}
+
+export function phrase(strings: TemplateStringsArray, ...values: (string | number)[]): Phrase {
+  return {
+    text: strings.reduce((text, part, i) => `${text}${String(values[i - 1])}${part}`),
+    view: strings.map((part, i) => (
+      <Fragment key={i}>
+        {part}
+        {i < values.length && <bdi>{values[i]}</bdi>}
+      </Fragment>
+    )),
+  };
+}
+
+/** A message's labels, each isolated from the others and from the page. */
+export function Labels(props: { labels: string[] }) {
+  return (
+    <>
+      {props.labels.map((label, i) => (
+        <Fragment key={i}>
+          {i > 0 && ', '}
+          <bdi>{label}</bdi>
+        </Fragment>
+      ))}
+    </>
+  );
+}
+
+/**
+ * Ferry's error text with each quoted value (`invalid Svc-Label "…": …`; values are quoted as
+ * JSON strings) isolated from the words around it.
+ */
+function isolateQuoted(text: string): ComponentChildren {
+  return text
+    .split(/("(?:[^"\\]|\\.)*")/)
+    .map((part, i) => (i % 2 === 1 ? <bdi key={i}>{part}</bdi> : part));
+}
+
+export function PageHeader(props: { title: ComponentChildren; children?: ComponentChildren }) {
   return (
     <header class="page-header">
       <h1>{props.title}</h1>
@@ -42,7 +91,7 @@ export function ErrorBox(props: { error: unknown; what?: string }) {
   return (
     <p class="state error" role="alert">
       {props.what ? `Could not ${props.what}. ` : ''}
-      {detail}
+      {isolateQuoted(detail)}
     </p>
   );
 }
@@ -68,8 +117,12 @@ export function HeaderTable(props: { headers?: Record<string, string[]>; label: 
         <tbody>
           {shown.map((row) => (
             <tr key={row.key}>
-              <th scope="row">{row.name}</th>
-              <td class="mono">{row.value}</td>
+              <th scope="row">
+                <bdi>{row.name}</bdi>
+              </th>
+              <td class="mono">
+                <bdi>{row.value}</bdi>
+              </td>
             </tr>
           ))}
         </tbody>
@@ -132,7 +185,8 @@ export function TextOrBase64Body(props: { text?: string; base64?: string; label:
  */
 export function ConfirmButton(props: {
   label: string;
-  question: string;
+  /** A `Phrase` when it names untrusted values. */
+  question: string | Phrase;
   confirmLabel?: string;
   onConfirm: () => void;
   disabled?: boolean;
@@ -157,9 +211,10 @@ export function ConfirmButton(props: {
       </button>
     );
   }
+  const question = typeof props.question === 'string' ? props.question : props.question.text;
   return (
-    <span class="confirm" role="group" aria-label={props.question}>
-      <span>{props.question}</span>
+    <span class="confirm" role="group" aria-label={question}>
+      <span>{typeof props.question === 'string' ? props.question : props.question.view}</span>
       <button
         type="button"
         class="danger"
@@ -296,7 +351,7 @@ export function MessageFacts(props: {
       </dd>
       <dt>Destination</dt>
       <dd class="mono">
-        {m.method} {m.url}
+        {m.method} <bdi>{m.url}</bdi>
       </dd>
       {props.due !== undefined && (
         <>
@@ -313,7 +368,9 @@ export function MessageFacts(props: {
       {(m.labels ?? []).length > 0 && (
         <>
           <dt>Labels</dt>
-          <dd>{(m.labels ?? []).join(', ')}</dd>
+          <dd>
+            <Labels labels={m.labels ?? []} />
+          </dd>
         </>
       )}
     </dl>

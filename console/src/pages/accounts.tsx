@@ -213,7 +213,13 @@ export function AccountsPage() {
 export function AccountUsagePage(props: { id: string }) {
   return (
     <section>
-      <PageHeader title={`Usage of account ${props.id}`}>
+      <PageHeader
+        title={
+          <>
+            Usage of account <bdi>{props.id}</bdi>
+          </>
+        }
+      >
         <Link href="/accounts">All accounts</Link>
       </PageHeader>
       <UsageView

@@ -12,6 +12,7 @@ import {
   ErrorBox,
   Field,
   HeaderTable,
+  Labels,
   labelsOf,
   Loading,
   MessageFacts,
@@ -280,7 +281,9 @@ export function DlqPage() {
                     <td class="mono clip" title={entry.url}>
                       {entry.url}
                     </td>
-                    <td class="wrap">{labelsOf(entry).join(', ')}</td>
+                    <td class="wrap">
+                      <Labels labels={labelsOf(entry)} />
+                    </td>
                     <td>{entry.responseStatus ?? 'no response'}</td>
                   </tr>
                 ))}
@@ -304,7 +307,13 @@ export function DlqEntryPage(props: { dlqId: string }) {
   const [overrides, setOverrides] = useState<Overrides>({});
   return (
     <section>
-      <PageHeader title={`DLQ entry ${props.dlqId}`}>
+      <PageHeader
+        title={
+          <>
+            DLQ entry <bdi>{props.dlqId}</bdi>
+          </>
+        }
+      >
         <Link href="/dlq">All DLQ entries</Link>
       </PageHeader>
       {retry.isSuccess && <RetryResult messageIds={retry.data} />}

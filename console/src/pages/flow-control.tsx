@@ -125,7 +125,7 @@ export function FlowControlPage() {
       </FilterForm>
       {act.isSuccess && (
         <Notice>
-          {act.variables.key}: {DONE[act.variables.action]}.
+          <bdi>{act.variables.key}</bdi>: {DONE[act.variables.action]}.
         </Notice>
       )}
       {act.isError && <ErrorBox error={act.error} what="change the key" />}
@@ -240,7 +240,9 @@ export function FlowControlPage() {
       )}
       {pinning && (
         <div class="panel">
-          <h2>Pin limits of {pinning}</h2>
+          <h2>
+            Pin limits of <bdi>{pinning}</bdi>
+          </h2>
           <p class="muted">
             Pinned limits stay until unpinned, whatever later publishes say. Leave a field empty to
             keep it.

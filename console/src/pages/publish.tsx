@@ -80,7 +80,12 @@ function PublishResult(props: { messages: Published[] }) {
         <span key={m.messageId}>
           {i > 0 && ', '}
           <Link href={`/logs/${encodeURIComponent(m.messageId)}`}>{m.messageId}</Link>
-          {m.url ? ` (${m.url})` : ''}
+          {m.url && (
+            <>
+              {' ('}
+              <bdi>{m.url}</bdi>)
+            </>
+          )}
           {m.deduplicated ? ' (duplicate: nothing new stored)' : ''}
         </span>
       ))}

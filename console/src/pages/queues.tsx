@@ -14,6 +14,7 @@ import {
   Loading,
   Notice,
   PageHeader,
+  phrase,
 } from '../components';
 import { formatTime } from '../format';
 import { formText } from '../forms';
@@ -86,9 +87,16 @@ export function QueuesPage() {
       <UpsertQueue />
       {act.isSuccess && (
         <Notice>
-          {act.variables.action === 'delete'
-            ? `Deleted queue ${act.variables.name} and cancelled its waiting messages.`
-            : `Queue ${act.variables.name} ${act.variables.action === 'pause' ? 'paused' : 'resumed'}.`}
+          {act.variables.action === 'delete' ? (
+            <>
+              Deleted queue <bdi>{act.variables.name}</bdi> and cancelled its waiting messages.
+            </>
+          ) : (
+            <>
+              Queue <bdi>{act.variables.name}</bdi>{' '}
+              {act.variables.action === 'pause' ? 'paused' : 'resumed'}.
+            </>
+          )}
         </Notice>
       )}
       {act.isError && <ErrorBox error={act.error} what="change the queue" />}
@@ -143,7 +151,7 @@ export function QueuesPage() {
                       <ConfirmButton
                         label="Delete"
                         name={`Delete queue ${q.name}`}
-                        question={`Delete queue ${q.name} and cancel its ${q.lag} waiting messages?`}
+                        question={phrase`Delete queue ${q.name} and cancel its ${q.lag} waiting messages?`}
                         confirmLabel="Yes, delete"
                         off={off}
                         onConfirm={() => act.mutate({ name: q.name, action: 'delete' })}

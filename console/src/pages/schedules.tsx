@@ -14,6 +14,7 @@ import {
   Loading,
   Notice,
   PageHeader,
+  phrase,
 } from '../components';
 import { formatInZone, previewCron, timeZones } from '../cron-preview';
 import { formatTime } from '../format';
@@ -91,7 +92,7 @@ export function SchedulesPage() {
                       <ConfirmButton
                         label="Delete"
                         name={`Delete schedule ${s.scheduleId}`}
-                        question={`Delete schedule ${s.scheduleId}?`}
+                        question={phrase`Delete schedule ${s.scheduleId}?`}
                         off={off}
                         onConfirm={() => act.mutate({ id: s.scheduleId, action: 'delete' })}
                       />
@@ -205,7 +206,11 @@ function CreateSchedule() {
             Create schedule
           </button>
         </div>
-        {create.isSuccess && <Notice>Created schedule {create.data.scheduleId}.</Notice>}
+        {create.isSuccess && (
+          <Notice>
+            Created schedule <bdi>{create.data.scheduleId}</bdi>.
+          </Notice>
+        )}
         {create.isError && <ErrorBox error={create.error} what="create the schedule" />}
       </form>
     </details>

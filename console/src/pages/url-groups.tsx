@@ -14,6 +14,7 @@ import {
   Loading,
   Notice,
   PageHeader,
+  phrase,
 } from '../components';
 import { segment } from '../paths';
 import type { HeaderMap, UrlGroup } from '../types';
@@ -141,11 +142,17 @@ export function UrlGroupPage(props: { name: string }) {
   });
   return (
     <section>
-      <PageHeader title={`URL group ${props.name}`}>
+      <PageHeader
+        title={
+          <>
+            URL group <bdi>{props.name}</bdi>
+          </>
+        }
+      >
         <Link href="/url-groups">All URL groups</Link>
         <ConfirmButton
           label="Delete group"
-          question={`Delete the group ${props.name} and its endpoints?`}
+          question={phrase`Delete the group ${props.name} and its endpoints?`}
           confirmLabel="Yes, delete the group"
           onConfirm={() => removeGroup.mutate()}
         />
@@ -180,7 +187,7 @@ export function UrlGroupPage(props: { name: string }) {
                       <ConfirmButton
                         label="Remove"
                         name={`Remove endpoint ${e.name ?? e.url}`}
-                        question={`Remove ${e.name ?? e.url}?`}
+                        question={phrase`Remove ${e.name ?? e.url}?`}
                         onConfirm={() =>
                           removeEndpoint.mutate({ url: e.url, ...(e.name ? { name: e.name } : {}) })
                         }

@@ -217,7 +217,13 @@ export function WorkflowRunPage(props: { runId: string }) {
   const start = run.data?.workflowRunCreatedAt ?? 0;
   return (
     <section>
-      <PageHeader title={`Workflow run ${props.runId}`}>
+      <PageHeader
+        title={
+          <>
+            Workflow run <bdi>{props.runId}</bdi>
+          </>
+        }
+      >
         <Link href="/workflows">All runs</Link>
         {run.data?.workflowState === 'RUN_STARTED' && (
           <ConfirmButton
