@@ -225,11 +225,11 @@ describe('console', () => {
     expect(kept.retries).not.toBe(7);
     expect((await t.api(`/v2/schedules/${secondId}`, { method: 'DELETE' })).status).toBe(200);
 
-    await row.getByRole('button', { name: `Pause ${scheduleId}` }).click();
+    await row.getByRole('button', { name: `Pause schedule ${scheduleId}` }).click();
     await row.getByText('Paused').waitFor();
-    await row.getByRole('button', { name: `Resume ${scheduleId}` }).click();
+    await row.getByRole('button', { name: `Resume schedule ${scheduleId}` }).click();
     await row.getByText('Active').waitFor();
-    await row.getByRole('button', { name: 'Delete' }).click();
+    await row.getByRole('button', { name: `Delete schedule ${scheduleId}` }).click();
     await row.getByRole('button', { name: 'Yes, delete' }).click();
     await row.waitFor({ state: 'detached' });
     expect((await t.api(`/v2/schedules/${scheduleId}`)).status).toBe(404);

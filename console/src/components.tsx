@@ -2,14 +2,64 @@
  * Building blocks every page uses: loading, empty and error states, header and body views,
  * confirmations. Untrusted data (bodies, headers, labels, URLs) is only ever passed as text
  * children, which Preact writes as text nodes; nothing here parses markup.
+ *
+ * Untrusted text shown among the console's own words sits in a `<bdi>` (or a block of its own):
+ * a bidi control in it (U+202E RIGHT-TO-LEFT OVERRIDE, an unclosed embedding) then reorders at
+ * most itself, never the words around it ("key: paused." cannot read "key .desuap :").
  */
-import type { ComponentChildren } from 'preact';
+import { Fragment, type ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { Link } from 'wouter-preact';
 import { ApiError } from './api';
 import { decodeBase64Body, formatTime, prettyText, type DecodedBody } from './format';
+import { unaddressable } from './paths';
 
-export function PageHeader(props: { title: string; children?: ComponentChildren }) {
+/**
+ * A sentence naming untrusted values (`phrase\`Delete schedule ${id}?\``): `text` for an
+ * accessible name, `view` for the page, with each value in a `<bdi>`.
+ */
+export interface Phrase {
+  text: string;
+  view: ComponentChildren;
+}
+
+export function phrase(strings: TemplateStringsArray, ...values: (string | number)[]): Phrase {
+  return {
+    text: strings.reduce((text, part, i) => `${text}${String(values[i - 1])}${part}`),
+    view: strings.map((part, i) => (
+      <Fragment key={i}>
+        {part}
+        {i < values.length && <bdi>{values[i]}</bdi>}
+      </Fragment>
+    )),
+  };
+}
+
+/** A message's labels, each isolated from the others and from the page. */
+export function Labels(props: { labels: string[] }) {
+  return (
+    <>
+      {props.labels.map((label, i) => (
+        <Fragment key={i}>
+          {i > 0 && ', '}
+          <bdi>{label}</bdi>
+        </Fragment>
+      ))}
+    </>
+  );
+}
+
+/**
+ * Ferry's error text with each quoted value (`invalid Svc-Label "…": …`; values are quoted as
+ * JSON strings) isolated from the words around it.
+ */
+function isolateQuoted(text: string): ComponentChildren {
+  return text
+    .split(/("(?:[^"\\]|\\.)*")/)
+    .map((part, i) => (i % 2 === 1 ? <bdi key={i}>{part}</bdi> : part));
+}
+
+export function PageHeader(props: { title: ComponentChildren; children?: ComponentChildren }) {
   return (
     <header class="page-header">
       <h1>{props.title}</h1>
@@ -41,28 +91,55 @@ export function ErrorBox(props: { error: unknown; what?: string }) {
   return (
     <p class="state error" role="alert">
       {props.what ? `Could not ${props.what}. ` : ''}
-      {detail}
+      {isolateQuoted(detail)}
     </p>
   );
 }
 
-/** A `{Name: [values]}` map as a two-column table. */
+/**
+ * Header rows shown before "Show all": a publisher or a destination may send thousands (a batch
+ * entry may forward any number), and a page built 10,000 rows before it could be used.
+ */
+const SHOWN_HEADERS = 100;
+
+/** A `{Name: [values]}` map as a two-column table, the first {@link SHOWN_HEADERS} rows at first. */
 export function HeaderTable(props: { headers?: Record<string, string[]>; label: string }) {
-  const entries = Object.entries(props.headers ?? {});
-  if (entries.length === 0) return <p class="muted">No headers.</p>;
+  const [all, setAll] = useState(false);
+  const rows = Object.entries(props.headers ?? {}).flatMap(([name, values]) =>
+    values.map((value, i) => ({ key: `${name}-${i}`, name, value })),
+  );
+  if (rows.length === 0) return <p class="muted">No headers.</p>;
+  const shown = all ? rows : rows.slice(0, SHOWN_HEADERS);
+  const count = rows.length.toLocaleString('en-US');
   return (
-    <table class="kv" aria-label={props.label}>
-      <tbody>
-        {entries.flatMap(([name, values]) =>
-          values.map((value, i) => (
-            <tr key={`${name}-${i}`}>
-              <th scope="row">{name}</th>
-              <td class="mono">{value}</td>
+    <>
+      <table class="kv" aria-label={props.label}>
+        <tbody>
+          {shown.map((row) => (
+            <tr key={row.key}>
+              <th scope="row">
+                <bdi>{row.name}</bdi>
+              </th>
+              <td class="mono">
+                <bdi>{row.value}</bdi>
+              </td>
             </tr>
-          )),
-        )}
-      </tbody>
-    </table>
+          ))}
+        </tbody>
+      </table>
+      {shown.length < rows.length && (
+        <p class="muted">
+          Showing the first {SHOWN_HEADERS} of {count} headers.{' '}
+          <button
+            type="button"
+            aria-label={`Show all ${count} ${props.label.toLowerCase()}`}
+            onClick={() => setAll(true)}
+          >
+            Show all {count}
+          </button>
+        </p>
+      )}
+    </>
   );
 }
 
@@ -108,12 +185,15 @@ export function TextOrBase64Body(props: { text?: string; base64?: string; label:
  */
 export function ConfirmButton(props: {
   label: string;
-  question: string;
+  /** A `Phrase` when it names untrusted values. */
+  question: string | Phrase;
   confirmLabel?: string;
   onConfirm: () => void;
   disabled?: boolean;
   /** The button's accessible name when its label alone is ambiguous (one per table row). */
   name?: string;
+  /** Why the action is off: turns it off, and describes the button (see `ActionsOff`). */
+  off?: { id: string; reason: string };
 }) {
   const [asking, setAsking] = useState(false);
   if (!asking) {
@@ -122,16 +202,19 @@ export function ConfirmButton(props: {
         type="button"
         class="danger"
         aria-label={props.name}
-        disabled={props.disabled}
+        aria-describedby={props.off?.id}
+        title={props.off?.reason}
+        disabled={props.disabled || props.off !== undefined}
         onClick={() => setAsking(true)}
       >
         {props.label}
       </button>
     );
   }
+  const question = typeof props.question === 'string' ? props.question : props.question.text;
   return (
-    <span class="confirm" role="group" aria-label={props.question}>
-      <span>{props.question}</span>
+    <span class="confirm" role="group" aria-label={question}>
+      <span>{typeof props.question === 'string' ? props.question : props.question.view}</span>
       <button
         type="button"
         class="danger"
@@ -147,6 +230,31 @@ export function ConfirmButton(props: {
       </button>
     </span>
   );
+}
+
+/**
+ * The reason a row's actions are off (its name cannot go into a URL path, see paths.ts), shown
+ * in the row and referenced by the buttons' `aria-describedby`.
+ */
+export function ActionsOff(props: { off: { id: string; reason: string } }) {
+  return (
+    <span id={props.off.id} class="row-note">
+      {props.off.reason}
+    </span>
+  );
+}
+
+/**
+ * `off` for a row named `name` in the table `table`: undefined when the name can go into a URL
+ * path; else the reason and an id for it that is unique on the page (only `.` and `..` are
+ * refused, so the table and the name's length suffice).
+ */
+export function actionsOff(
+  table: string,
+  name: string,
+): { id: string; reason: string } | undefined {
+  const reason = unaddressable(name);
+  return reason === undefined ? undefined : { id: `off-${table}-${name.length}`, reason };
 }
 
 /**
@@ -243,7 +351,7 @@ export function MessageFacts(props: {
       </dd>
       <dt>Destination</dt>
       <dd class="mono">
-        {m.method} {m.url}
+        {m.method} <bdi>{m.url}</bdi>
       </dd>
       {props.due !== undefined && (
         <>
@@ -260,7 +368,9 @@ export function MessageFacts(props: {
       {(m.labels ?? []).length > 0 && (
         <>
           <dt>Labels</dt>
-          <dd>{(m.labels ?? []).join(', ')}</dd>
+          <dd>
+            <Labels labels={m.labels ?? []} />
+          </dd>
         </>
       )}
     </dl>

@@ -799,6 +799,15 @@ describe('URL group default headers', () => {
     ).toThrow(/invalid Svc-Delay "30m1h"/);
   });
 
+  it('read as stored: a flow-control key ".." set before 2026-11-28 still applies', () => {
+    const defaults = { 'Svc-Flow-Control-Key': ['..'], 'Svc-Flow-Control-Value': ['rate=5'] };
+    const settings = parsePublishSettings({ ...base, headers: {}, defaults });
+    expect(settings.flowControl?.key).toBe('..');
+    expect(() =>
+      parsePublishSettings({ ...base, headers: {}, defaults, newDefaults: true }),
+    ).toThrow(/invalid Svc-Flow-Control-Key "\.\."/);
+  });
+
   it('a bad default is reported like a bad header', () => {
     expect(() =>
       parsePublishSettings({ ...base, headers: {}, defaults: { 'Svc-Retries': ['many'] } }),
@@ -830,5 +839,22 @@ describe('settings stored before, read again (a schedule tick)', () => {
     });
     expect(settings.notBefore).toBe(NOW + 90 * 60_000);
     expect(settings.timeoutMs).toBe(120_000);
+  });
+
+  it('reads a flow-control key "." or "..", which a new publish may not create', () => {
+    for (const key of ['.', '..']) {
+      const headers = { 'svc-flow-control-key': key, 'svc-flow-control-value': 'parallelism=1' };
+      const read = (stored: boolean) =>
+        parsePublishSettings({
+          prefix: 'Svc',
+          headers,
+          query: new URLSearchParams(),
+          plan: PAID,
+          now: NOW,
+          stored,
+        });
+      expect(read(true).flowControl?.key).toBe(key);
+      expect(() => read(false)).toThrow(`invalid Svc-Flow-Control-Key "${key}": "." and ".."`);
+    }
   });
 });

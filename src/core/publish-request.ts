@@ -11,6 +11,7 @@ import {
   quoteValue,
   setHeader,
 } from './headers.js';
+import { refuseDotSegment } from './names.js';
 import type { PlanLimits } from './plans.js';
 import { parseRedactFields, type Redaction } from './redaction.js';
 import { compileRetryDelay } from './retry-delay.js';
@@ -90,9 +91,10 @@ const MAX_PERIOD_MS = 7 * 86_400_000;
  * @param p.defaults a URL group's default headers.
  * @param p.now Unix ms.
  * @param p.stored the settings were stored earlier and are read again (a schedule's tick):
- *   durations are read as they were accepted then, units in any order (`parseDuration`). A URL
- *   group's default headers are stored too: a duration that comes from them is read so, unless
- *   `p.newDefaults` (they are being set now, and checked as new input).
+ *   durations are read as they were accepted then, units in any order (`parseDuration`), and a
+ *   flow-control key `.` or `..` (refused on a new publish, see core/names.ts) is accepted. A
+ *   URL group's default headers are stored too: a setting that comes from them is read so,
+ *   unless `p.newDefaults` (they are being set now, and checked as new input).
  * @throws FerryError 400 for a malformed setting, naming the header and its value; 412 when
  *   `<P>-Retries` exceeds the plan's `max_retries`, the delay exceeds `max_delay` or flow-control
  *   parallelism exceeds `max_parallelism`.
@@ -108,10 +110,11 @@ export function parsePublishSettings(p: {
   newDefaults?: boolean;
 }): PublishSettings {
   const input = collectInput(p.prefix, p.headers, p.query, p.defaults);
+  /** The setting `field` names is stored input: read as it was accepted. */
+  const stored = (field: string): boolean =>
+    p.stored === true || (!p.newDefaults && input.defaulted.has(settingOf(field)));
   const duration: Durations = (text, field) =>
-    parseDuration(text, field, {
-      anyOrder: p.stored === true || (!p.newDefaults && input.defaulted.has(settingOf(field))),
-    });
+    parseDuration(text, field, { anyOrder: stored(field) });
   const names = settingNames(p.prefix);
   const name = (suffix: string): string => names(suffix).header;
   const get = (suffix: string): string | undefined => input.setting(names(suffix).lower);
@@ -159,6 +162,7 @@ export function parsePublishSettings(p: {
     name,
     p.plan,
     duration,
+    stored(name('Flow-Control-Key')),
   );
   if (flowControl) settings.flowControl = flowControl;
 
@@ -592,12 +596,17 @@ function checkText(
   return trimmed;
 }
 
+/**
+ * @param stored the settings are read again (a schedule's tick): a key stored before `.` and `..`
+ *   were refused keeps working there.
+ */
 function parseFlowControl(
   keyText: string | undefined,
   valueText: string | undefined,
   name: (suffix: string) => string,
   plan: PlanLimits,
   duration: Durations,
+  stored: boolean,
 ): FlowControl | undefined {
   const keyField = name('Flow-Control-Key');
   const valueField = name('Flow-Control-Value');
@@ -606,6 +615,7 @@ function parseFlowControl(
   if (valueText === undefined) throw badRequest(`${keyField} requires ${valueField}`);
 
   const key = checkText(keyText, keyField, { max: MAX_FLOW_CONTROL_KEY_LENGTH, noSpaces: true });
+  if (!stored) refuseDotSegment(key, keyField);
   const fail = (problem: string) =>
     badRequest(`invalid ${valueField} ${quoteValue(valueText)}: ${problem}`);
   const fields = new Map<string, string>();

@@ -5,6 +5,7 @@
  */
 import { badRequest } from './errors.js';
 import { quoteValue } from './headers.js';
+import { refuseDotSegment } from './names.js';
 import type { MessageSpec } from './types.js';
 
 /**
@@ -64,7 +65,8 @@ const NAME = /^[A-Za-z0-9_.-]+$/;
 const MAX_NAME_LENGTH = 256;
 
 /**
- * Checks a schedule id or queue name.
+ * Checks a schedule id or queue name that a schedule creation sets (`.` and `..` refused: see
+ * core/names.ts).
  * @throws FerryError 400 naming `field`.
  */
 export function parseName(text: string, field: string): string {
@@ -80,5 +82,5 @@ export function parseName(text: string, field: string): string {
       `invalid ${field} ${quoteValue(trimmed)}: only letters, digits, "-", "_" and "." are allowed`,
     );
   }
-  return trimmed;
+  return refuseDotSegment(trimmed, field);
 }

@@ -45,6 +45,7 @@ describe('parseEndpointsToAdd', () => {
     [{ endpoints: [{ url: 'ftp://a.example' }] }, /endpoints\[0\]\.url "ftp:\/\/a.example"/],
     [{ endpoints: [{ url: 'not a url' }] }, /endpoints\[0\]\.url/],
     [{ endpoints: [{ url: 'https://a.example', name: 'a b' }] }, /endpoints\[0\]\.name/],
+    [{ endpoints: [{ url: 'https://a.example', name: '..' }] }, /endpoints\[0\]\.name "\.\.": /],
     [{ endpoints: [{ url: 7 }] }, /endpoints\[0\]\.url: expected a string/],
   ])('%o is a 400: %s', (body, pattern) => {
     expect(() => parseEndpointsToAdd(body)).toThrow(pattern);

@@ -14,10 +14,16 @@ import {
 import type { PlanLimits } from './plans.js';
 import type { HeaderMap, UrlGroup, UrlGroupEndpoint } from './types.js';
 import { isJsonObject } from './json.js';
+import { refuseDotSegment } from './names.js';
 
 const MAX_NAME_LENGTH = 256;
 
-/** @throws FerryError 400 naming the invalid name. */
+/**
+ * Checks a URL-group or endpoint name. `.` and `..` pass here, so that a group stored with such
+ * a name before they were refused can still be read and deleted; a name being created is also
+ * checked with `refuseDotSegment` (core/names.ts).
+ * @throws FerryError 400 naming the invalid name.
+ */
 export function checkName(name: string, what: string): string {
   if (name === '' || name.length > MAX_NAME_LENGTH || !NAME_PATTERN.test(name)) {
     throw badRequest(
@@ -58,7 +64,9 @@ export function parseEndpointsToAdd(body: unknown): UrlGroupEndpoint[] {
     if (url === undefined) throw badRequest(`invalid ${at}: "url" is required`);
     const endpoint: UrlGroupEndpoint = { url: checkHttpUrl(url, `${at}.url`) };
     const name = optionalString(item, 'name', at);
-    if (name !== undefined) endpoint.name = checkName(name, `${at}.name`);
+    if (name !== undefined) {
+      endpoint.name = refuseDotSegment(checkName(name, `${at}.name`), `${at}.name`);
+    }
     return endpoint;
   });
 }

@@ -10,6 +10,7 @@
 import { badRequest } from './errors.js';
 import { quoteValue } from './headers.js';
 import { newId } from './ids.js';
+import { refuseDotSegment } from './names.js';
 import type { IncomingHeaders } from './publish-request.js';
 import type { Redaction } from './redaction.js';
 import type { CallbackSpec, FlowControl, HeaderMap, Message } from './types.js';
@@ -211,6 +212,9 @@ export function parseWorkflowHeaders(
       `invalid ${field('CallType')} ${quoteValue(callText)}: expected one of ${CALL_TYPES.join(', ')}`,
     );
   }
+  // Only the request that starts a run names it; later steps of a run stored before `.` and `..`
+  // were refused still reach it.
+  if (initText === 'true') refuseDotSegment(runId, field('RunId'));
   const out: WorkflowHeaders = {
     runId,
     init: initText === 'true',

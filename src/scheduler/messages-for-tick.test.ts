@@ -42,6 +42,13 @@ const tick = (s: Schedule, now = TICK + 5_000) =>
   });
 
 describe('messagesForTick', () => {
+  it('keeps a flow-control key ".." stored before such keys were refused', () => {
+    const [message] = tick(
+      schedule({ 'svc-flow-control-key': ['..'], 'svc-flow-control-value': ['parallelism=1'] }),
+    );
+    expect(message?.spec.flowControl?.key).toBe('..');
+  });
+
   it('reads a delay stored before durations had to be written d, h, m, s once each', () => {
     // Accepted when the schedule was made; refusing it now would fail every tick.
     const [message] = tick(schedule({ 'svc-delay': ['30m1h'] }));

@@ -10,6 +10,7 @@ import { request } from '../api';
 import { ConfirmButton, Empty, ErrorBox, Field, Loading, PageHeader } from '../components';
 import { formatTime } from '../format';
 import { formText } from '../forms';
+import { segment } from '../paths';
 import type { Account } from '../types';
 import { UsageView } from './usage';
 
@@ -34,7 +35,7 @@ function AccountRow(props: { account: Account; onToken: (account: Account) => vo
   const done = (): Promise<void> => client.invalidateQueries({ queryKey: ['accounts'] });
   const plan = useMutation({
     mutationFn: (plan_name: string) =>
-      request<Account>(`/v2/queue/set-plan/${encodeURIComponent(a.id)}`, {
+      request<Account>(`/v2/queue/set-plan/${segment(a.id, 'Account')}`, {
         method: 'POST',
         body: { plan_name },
       }),
@@ -42,7 +43,7 @@ function AccountRow(props: { account: Account; onToken: (account: Account) => vo
   });
   const budget = useMutation({
     mutationFn: (value: number) =>
-      request<Account>(`/v2/queue/update-budget/${encodeURIComponent(a.id)}`, {
+      request<Account>(`/v2/queue/update-budget/${segment(a.id, 'Account')}`, {
         method: 'PATCH',
         body: { budget: value },
       }),
@@ -50,7 +51,7 @@ function AccountRow(props: { account: Account; onToken: (account: Account) => vo
   });
   const reset = useMutation({
     mutationFn: () =>
-      request<Account>(`/v2/queue/rotate-token/${encodeURIComponent(a.id)}`, { method: 'POST' }),
+      request<Account>(`/v2/queue/rotate-token/${segment(a.id, 'Account')}`, { method: 'POST' }),
     onSuccess: (fresh) => {
       props.onToken(fresh);
       return done();
@@ -212,10 +213,17 @@ export function AccountsPage() {
 export function AccountUsagePage(props: { id: string }) {
   return (
     <section>
-      <PageHeader title={`Usage of account ${props.id}`}>
+      <PageHeader
+        title={
+          <>
+            Usage of account <bdi>{props.id}</bdi>
+          </>
+        }
+      >
         <Link href="/accounts">All accounts</Link>
       </PageHeader>
       <UsageView
+        // From this page's own URL path, which can hold no `.` or `..` segment.
         path={`/v2/queue/stats/${encodeURIComponent(props.id)}`}
         queryKey={['accounts', 'stats', props.id]}
       />

@@ -12,6 +12,7 @@ import {
   ErrorBox,
   Field,
   HeaderTable,
+  Labels,
   labelsOf,
   Loading,
   MessageFacts,
@@ -23,6 +24,8 @@ import {
 import { FilterForm, toQuery, useUrlQuery } from '../filters';
 import { formatTime } from '../format';
 import { formRaw } from '../forms';
+import { addHeader, addSetting, outgoing, type Outgoing } from '../outgoing';
+import { segment } from '../paths';
 import { consoleSettings } from '../settings';
 import type { DlqMessage, DlqPage as DlqList } from '../types';
 
@@ -62,14 +65,21 @@ const OVERRIDES = [
 
 type Overrides = Record<string, string>;
 
-async function overrideHeaders(overrides: Overrides): Promise<Record<string, string>> {
+/**
+ * The overrides as headers, or as query parameters where a header cannot carry the value
+ * (outgoing.ts).
+ * @throws Error naming a plain header's field whose value no header can carry.
+ */
+async function overrideRequest(overrides: Overrides): Promise<Outgoing> {
   const { headerPrefix } = await consoleSettings();
-  const headers: Record<string, string> = {};
-  for (const [name, , kind] of OVERRIDES) {
+  const out = outgoing();
+  for (const [name, label, kind] of OVERRIDES) {
     const value = overrides[name]?.trim();
-    if (value) headers[kind === 'plain' ? name : `${headerPrefix}-${name}`] = value;
+    if (!value) continue;
+    if (kind === 'plain') addHeader(out, name, value, label);
+    else addSetting(out, `${headerPrefix}-${name}`, value);
   }
-  return headers;
+  return out;
 }
 
 /** Optional overrides for the next retry; empty fields keep what the entry had. */
@@ -119,17 +129,18 @@ function useDlqActions() {
   const done = (): Promise<void> => client.invalidateQueries({ queryKey: ['dlq'] });
   const retry = useMutation({
     mutationFn: async ({ ids, overrides }: { ids: string[]; overrides: Overrides }) => {
-      const headers = await overrideHeaders(overrides);
+      const { headers, query } = await overrideRequest(overrides);
       if (ids.length === 1) {
-        const one = await request<RetryOne>(`/v2/dlq/retry/${encodeURIComponent(ids[0] ?? '')}`, {
+        const one = await request<RetryOne>(`/v2/dlq/retry/${segment(ids[0] ?? '', 'DLQ entry')}`, {
           method: 'POST',
           headers,
+          query,
         });
         return [one.messageId];
       }
       const many = await request<RetryMany>('/v2/dlq/retry', {
         method: 'POST',
-        query: { dlqIds: ids },
+        query: { ...query, dlqIds: ids },
         headers,
       });
       return many.responses.map((r) => r.messageId);
@@ -139,7 +150,9 @@ function useDlqActions() {
   const remove = useMutation({
     mutationFn: (ids: string[]) =>
       ids.length === 1
-        ? request(`/v2/dlq/${encodeURIComponent(ids[0] ?? '')}`, { method: 'DELETE' }).then(() => 1)
+        ? request(`/v2/dlq/${segment(ids[0] ?? '', 'DLQ entry')}`, { method: 'DELETE' }).then(
+            () => 1,
+          )
         : request<{ deleted: number }>('/v2/dlq', {
             method: 'DELETE',
             query: { dlqIds: ids },
@@ -265,8 +278,12 @@ export function DlqPage() {
                     <td class="mono">
                       <Link href={`/dlq/${encodeURIComponent(entry.dlqId)}`}>{entry.dlqId}</Link>
                     </td>
-                    <td class="mono clip">{entry.url}</td>
-                    <td>{labelsOf(entry).join(', ')}</td>
+                    <td class="mono clip" title={entry.url}>
+                      {entry.url}
+                    </td>
+                    <td class="wrap">
+                      <Labels labels={labelsOf(entry)} />
+                    </td>
                     <td>{entry.responseStatus ?? 'no response'}</td>
                   </tr>
                 ))}
@@ -284,13 +301,19 @@ export function DlqEntryPage(props: { dlqId: string }) {
   const [, navigate] = useLocation();
   const entry = useQuery({
     queryKey: ['dlq', 'entry', props.dlqId],
-    queryFn: () => request<DlqMessage>(`/v2/dlq/${encodeURIComponent(props.dlqId)}`),
+    queryFn: () => request<DlqMessage>(`/v2/dlq/${segment(props.dlqId, 'DLQ entry')}`),
   });
   const { retry, remove } = useDlqActions();
   const [overrides, setOverrides] = useState<Overrides>({});
   return (
     <section>
-      <PageHeader title={`DLQ entry ${props.dlqId}`}>
+      <PageHeader
+        title={
+          <>
+            DLQ entry <bdi>{props.dlqId}</bdi>
+          </>
+        }
+      >
         <Link href="/dlq">All DLQ entries</Link>
       </PageHeader>
       {retry.isSuccess && <RetryResult messageIds={retry.data} />}

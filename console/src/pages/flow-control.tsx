@@ -6,9 +6,19 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/preact-query';
 import { useState } from 'preact/hooks';
 import { request, type Query } from '../api';
-import { Empty, ErrorBox, Field, Loading, Notice, PageHeader } from '../components';
+import {
+  ActionsOff,
+  actionsOff,
+  Empty,
+  ErrorBox,
+  Field,
+  Loading,
+  Notice,
+  PageHeader,
+} from '../components';
 import { FilterForm, useUrlQuery } from '../filters';
 import { formText } from '../forms';
+import { segment } from '../paths';
 import type { FlowControlKey } from '../types';
 
 type KeyAction = {
@@ -90,7 +100,10 @@ export function FlowControlPage() {
   });
   const act = useMutation({
     mutationFn: ({ key, action, query }: KeyAction) =>
-      request(`/v2/flowControl/${encodeURIComponent(key)}/${action}`, { method: 'POST', query }),
+      request(`/v2/flowControl/${segment(key, 'Flow-control key')}/${action}`, {
+        method: 'POST',
+        query,
+      }),
     onSuccess: () => {
       setPinning(undefined);
       return client.invalidateQueries({ queryKey: ['flowControl'] });
@@ -112,7 +125,7 @@ export function FlowControlPage() {
       </FilterForm>
       {act.isSuccess && (
         <Notice>
-          {act.variables.key}: {DONE[act.variables.action]}.
+          <bdi>{act.variables.key}</bdi>: {DONE[act.variables.action]}.
         </Notice>
       )}
       {act.isError && <ErrorBox error={act.error} what="change the key" />}
@@ -154,6 +167,8 @@ export function FlowControlPage() {
               {keys.data.map((k) => {
                 const name = k.flowControlKey;
                 const pinned = k.isPinnedParallelism || k.isPinnedRate;
+                const off = actionsOff('keys', name);
+                const offProps = { 'aria-describedby': off?.id, title: off?.reason };
                 return (
                   <tr key={name}>
                     <td class="mono">{name}</td>
@@ -172,7 +187,8 @@ export function FlowControlPage() {
                       <button
                         type="button"
                         aria-label={`${k.isPaused ? 'Resume' : 'Pause'} key ${name}`}
-                        disabled={act.isPending}
+                        {...offProps}
+                        disabled={act.isPending || off !== undefined}
                         onClick={() =>
                           act.mutate({ key: name, action: k.isPaused ? 'resume' : 'pause' })
                         }
@@ -182,6 +198,8 @@ export function FlowControlPage() {
                       <button
                         type="button"
                         aria-label={`Pin key ${name}`}
+                        {...offProps}
+                        disabled={off !== undefined}
                         aria-expanded={pinning === name}
                         onClick={() => setPinning(pinning === name ? undefined : name)}
                       >
@@ -190,7 +208,8 @@ export function FlowControlPage() {
                       <button
                         type="button"
                         aria-label={`Unpin key ${name}`}
-                        disabled={!pinned || act.isPending}
+                        {...offProps}
+                        disabled={!pinned || act.isPending || off !== undefined}
                         onClick={() =>
                           act.mutate({
                             key: name,
@@ -204,11 +223,13 @@ export function FlowControlPage() {
                       <button
                         type="button"
                         aria-label={`Reset rate of key ${name}`}
-                        disabled={act.isPending}
+                        {...offProps}
+                        disabled={act.isPending || off !== undefined}
                         onClick={() => act.mutate({ key: name, action: 'resetRate' })}
                       >
                         Reset rate
                       </button>
+                      {off && <ActionsOff off={off} />}
                     </td>
                   </tr>
                 );
@@ -219,7 +240,9 @@ export function FlowControlPage() {
       )}
       {pinning && (
         <div class="panel">
-          <h2>Pin limits of {pinning}</h2>
+          <h2>
+            Pin limits of <bdi>{pinning}</bdi>
+          </h2>
           <p class="muted">
             Pinned limits stay until unpinned, whatever later publishes say. Leave a field empty to
             keep it.

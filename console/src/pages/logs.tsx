@@ -5,7 +5,16 @@
 import { useQuery } from '@tanstack/preact-query';
 import { Link } from 'wouter-preact';
 import { request } from '../api';
-import { Empty, ErrorBox, Field, labelsOf, Loading, PageHeader, Pager } from '../components';
+import {
+  Empty,
+  ErrorBox,
+  Field,
+  Labels,
+  labelsOf,
+  Loading,
+  PageHeader,
+  Pager,
+} from '../components';
 import { FilterForm, toQuery, useUrlQuery } from '../filters';
 import { formatTime, fromLocalInput, toLocalInput } from '../format';
 import type { EventPage } from '../types';
@@ -134,8 +143,12 @@ export function LogsPage() {
                         {event.messageId}
                       </Link>
                     </td>
-                    <td class="mono clip">{event.url}</td>
-                    <td>{labelsOf(event).join(', ')}</td>
+                    <td class="mono clip" title={event.url}>
+                      {event.url}
+                    </td>
+                    <td class="wrap">
+                      <Labels labels={labelsOf(event)} />
+                    </td>
                     <td>{event.responseStatus ?? ''}</td>
                   </tr>
                 ))}

@@ -10,6 +10,7 @@ import {
   Empty,
   ErrorBox,
   HeaderTable,
+  Labels,
   labelsOf,
   Loading,
   PageHeader,
@@ -33,7 +34,11 @@ function Timeline(props: { events: Event[] }) {
           <span class="nowrap">{formatTime(event.time)}</span>
           {i > 0 && <span class="muted">+{formatDuration(event.time - start)}</span>}
           {event.responseStatus !== undefined && <span>HTTP {event.responseStatus}</span>}
-          {event.error && <span class="error-text">{event.error}</span>}
+          {event.error && (
+            <span class="error-text">
+              <bdi>{event.error}</bdi>
+            </span>
+          )}
           {event.nextDeliveryTime !== undefined && event.state === 'RETRY' && (
             <span class="muted">next attempt {formatTime(event.nextDeliveryTime)}</span>
           )}
@@ -50,7 +55,13 @@ export function MessageLogPage(props: { messageId: string }) {
   });
   return (
     <section>
-      <PageHeader title={`Message ${props.messageId}`}>
+      <PageHeader
+        title={
+          <>
+            Message <bdi>{props.messageId}</bdi>
+          </>
+        }
+      >
         <Link href="/logs">All logs</Link>
       </PageHeader>
       {events.isPending ? (
@@ -82,21 +93,28 @@ function MessageDetail(props: { events: Event[] }) {
         </dd>
         <dt>Destination</dt>
         <dd class="mono">
-          {last.method} {last.url}
+          {last.method} <bdi>{last.url}</bdi>
         </dd>
         {last.topicName && (
           <>
             <dt>URL group</dt>
             <dd>
-              {last.topicName}
-              {last.endpointName ? ` (endpoint ${last.endpointName})` : ''}
+              <bdi>{last.topicName}</bdi>
+              {last.endpointName && (
+                <>
+                  {' (endpoint '}
+                  <bdi>{last.endpointName}</bdi>)
+                </>
+              )}
             </dd>
           </>
         )}
         {labels.length > 0 && (
           <>
             <dt>Labels</dt>
-            <dd>{labels.join(', ')}</dd>
+            <dd>
+              <Labels labels={labels} />
+            </dd>
           </>
         )}
         {last.scheduleId && (

@@ -4,6 +4,7 @@
  * filter (`DELETE /v2/messages?…`), whose confirmation names how many messages match.
  */
 import { useMutation, useQuery, useQueryClient } from '@tanstack/preact-query';
+import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
 import { Link } from 'wouter-preact';
 import { ApiError, request, type Query } from '../api';
@@ -13,17 +14,20 @@ import {
   ErrorBox,
   Field,
   HeaderTable,
+  Labels,
   labelsOf,
   Loading,
   MessageFacts,
   Notice,
   PageHeader,
   Pager,
+  phrase,
   TextOrBase64Body,
 } from '../components';
 import { FilterForm, toQuery, useUrlQuery } from '../filters';
 import { formatTime } from '../format';
 import { formText } from '../forms';
+import { segment } from '../paths';
 import type { Message } from '../types';
 
 interface MessagePage {
@@ -111,14 +115,16 @@ function MessageList(props: {
                     {m.messageId}
                   </a>
                 </td>
-                <td class="mono clip">
+                <td class="mono clip" title={`${m.method} ${m.url}`}>
                   {m.method} {m.url}
                 </td>
                 <td class="nowrap">{formatTime(m.notBefore)}</td>
                 <td class="num">
                   {m.retried} of {m.maxRetries}
                 </td>
-                <td>{labelsOf(m).join(', ')}</td>
+                <td class="wrap">
+                  <Labels labels={labelsOf(m)} />
+                </td>
               </tr>
             ))}
           </tbody>
@@ -144,11 +150,11 @@ function MessageView(props: { messageId: string }) {
   const client = useQueryClient();
   const message = useQuery({
     queryKey: ['message', props.messageId],
-    queryFn: () => request<Message>(`/v2/messages/${encodeURIComponent(props.messageId)}`),
+    queryFn: () => request<Message>(`/v2/messages/${segment(props.messageId, 'Message id')}`),
   });
   const cancel = useMutation({
     mutationFn: () =>
-      request(`/v2/messages/${encodeURIComponent(props.messageId)}`, { method: 'DELETE' }),
+      request(`/v2/messages/${segment(props.messageId, 'Message id')}`, { method: 'DELETE' }),
     onSuccess: () =>
       Promise.all([
         client.invalidateQueries({ queryKey: ['message', props.messageId] }),
@@ -159,7 +165,7 @@ function MessageView(props: { messageId: string }) {
   if (cancel.isSuccess) {
     return (
       <Notice>
-        Cancelled {props.messageId}; see {log}.
+        Cancelled <bdi>{props.messageId}</bdi>; see {log}.
       </Notice>
     );
   }
@@ -167,8 +173,8 @@ function MessageView(props: { messageId: string }) {
   if (message.isError) {
     return message.error instanceof ApiError && message.error.status === 404 ? (
       <p class="state empty">
-        {props.messageId} is not waiting: it does not exist or is final already (delivered, failed
-        or cancelled); see {log}.
+        <bdi>{props.messageId}</bdi> is not waiting: it does not exist or is final already
+        (delivered, failed or cancelled); see {log}.
       </p>
     ) : (
       <ErrorBox error={message.error} what="load the message" />
@@ -180,7 +186,7 @@ function MessageView(props: { messageId: string }) {
       <MessageFacts m={m} due={m.notBefore} />
       <ConfirmButton
         label="Cancel message"
-        question={`Cancel message ${m.messageId}?`}
+        question={phrase`Cancel message ${m.messageId}?`}
         confirmLabel="Yes, cancel it"
         onConfirm={() => cancel.mutate()}
       />
@@ -244,7 +250,21 @@ function CancelByFilter() {
               now (counted through the list); the answer how many were cancelled. */}
           <ConfirmButton
             label="Cancel matching messages"
-            question={`Cancel ${many} with ${named.join(' and ')}?`}
+            question={{
+              text: `Cancel ${many} with ${named.join(' and ')}?`,
+              view: (
+                <>
+                  Cancel {many} with{' '}
+                  {named.map((filter, i) => (
+                    <Fragment key={filter}>
+                      {i > 0 && ' and '}
+                      <bdi>{filter}</bdi>
+                    </Fragment>
+                  ))}
+                  ?
+                </>
+              ),
+            }}
             confirmLabel="Yes, cancel them"
             disabled={named.length === 0 || cancel.isPending}
             onConfirm={() => cancel.mutate(filters)}

@@ -8,6 +8,8 @@ import { Link } from 'wouter-preact';
 import { request } from '../api';
 import { DestinationFields, ErrorBox, Field, Notice, PageHeader } from '../components';
 import { formRaw, formText } from '../forms';
+import { addHeader, addSetting, checkHeaderName, outgoing } from '../outgoing';
+import { segment } from '../paths';
 import { prefixed } from '../settings';
 
 interface Published {
@@ -44,24 +46,28 @@ function flowControlValue(form: FormData): string {
 async function publish(form: FormData, rows: HeaderRow[]): Promise<Published[]> {
   const destination = formText(form, 'destination');
   if (!destination) throw new Error('Enter a destination URL or URL group name.');
-  const headers: Record<string, string> = {
-    [await prefixed('Method')]: formText(form, 'method') || 'POST',
-  };
+  // Settings a header cannot carry go as query parameters; plain headers are checked before
+  // sending (outgoing.ts).
+  const out = outgoing();
+  addSetting(out, await prefixed('Method'), formText(form, 'method') || 'POST');
   const contentType = formText(form, 'contentType');
-  if (contentType) headers['content-type'] = contentType;
+  if (contentType) addHeader(out, 'content-type', contentType, 'Content type');
   for (const [field, header] of OPTIONS) {
     const value = formText(form, field);
-    if (value) headers[await prefixed(header)] = value;
+    if (value) addSetting(out, await prefixed(header), value);
   }
   const flow = flowControlValue(form);
-  if (flow) headers[await prefixed('Flow-Control-Value')] = flow;
-  for (const row of rows) {
-    if (row.name.trim()) headers[await prefixed(`Forward-${row.name.trim()}`)] = row.value;
+  if (flow) addSetting(out, await prefixed('Flow-Control-Value'), flow);
+  for (const [i, row] of rows.entries()) {
+    const name = row.name.trim();
+    if (!name) continue;
+    checkHeaderName(name, `Header ${i + 1} name`);
+    addHeader(out, await prefixed(`Forward-${name}`), row.value, `Header ${i + 1} value`);
   }
   // Percent-encoded whole, so the destination's own query string stays the destination's.
   const answer = await request<Published | Published[]>(
-    `/v2/publish/${encodeURIComponent(destination)}`,
-    { method: 'POST', headers, body: formRaw(form, 'body') },
+    `/v2/publish/${segment(destination, 'Destination')}`,
+    { method: 'POST', headers: out.headers, query: out.query, body: formRaw(form, 'body') },
   );
   return Array.isArray(answer) ? answer : [answer];
 }
@@ -74,7 +80,12 @@ function PublishResult(props: { messages: Published[] }) {
         <span key={m.messageId}>
           {i > 0 && ', '}
           <Link href={`/logs/${encodeURIComponent(m.messageId)}`}>{m.messageId}</Link>
-          {m.url ? ` (${m.url})` : ''}
+          {m.url && (
+            <>
+              {' ('}
+              <bdi>{m.url}</bdi>)
+            </>
+          )}
           {m.deduplicated ? ' (duplicate: nothing new stored)' : ''}
         </span>
       ))}

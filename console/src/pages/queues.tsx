@@ -4,9 +4,21 @@
  */
 import { useMutation, useQuery, useQueryClient } from '@tanstack/preact-query';
 import { request } from '../api';
-import { ConfirmButton, Empty, ErrorBox, Field, Loading, Notice, PageHeader } from '../components';
+import {
+  ActionsOff,
+  actionsOff,
+  ConfirmButton,
+  Empty,
+  ErrorBox,
+  Field,
+  Loading,
+  Notice,
+  PageHeader,
+  phrase,
+} from '../components';
 import { formatTime } from '../format';
 import { formText } from '../forms';
+import { segment } from '../paths';
 import type { Queue } from '../types';
 
 type QueueAction = { name: string; action: 'pause' | 'resume' | 'delete' };
@@ -60,8 +72,8 @@ export function QueuesPage() {
   const act = useMutation({
     mutationFn: ({ name, action }: QueueAction) =>
       action === 'delete'
-        ? request(`/v2/queues/${encodeURIComponent(name)}`, { method: 'DELETE' })
-        : request(`/v2/queues/${encodeURIComponent(name)}/${action}`, { method: 'POST' }),
+        ? request(`/v2/queues/${segment(name, 'Queue')}`, { method: 'DELETE' })
+        : request(`/v2/queues/${segment(name, 'Queue')}/${action}`, { method: 'POST' }),
     onSuccess: () => client.invalidateQueries({ queryKey: ['queues'] }),
   });
   return (
@@ -75,9 +87,16 @@ export function QueuesPage() {
       <UpsertQueue />
       {act.isSuccess && (
         <Notice>
-          {act.variables.action === 'delete'
-            ? `Deleted queue ${act.variables.name} and cancelled its waiting messages.`
-            : `Queue ${act.variables.name} ${act.variables.action === 'pause' ? 'paused' : 'resumed'}.`}
+          {act.variables.action === 'delete' ? (
+            <>
+              Deleted queue <bdi>{act.variables.name}</bdi> and cancelled its waiting messages.
+            </>
+          ) : (
+            <>
+              Queue <bdi>{act.variables.name}</bdi>{' '}
+              {act.variables.action === 'pause' ? 'paused' : 'resumed'}.
+            </>
+          )}
         </Notice>
       )}
       {act.isError && <ErrorBox error={act.error} what="change the queue" />}
@@ -107,34 +126,41 @@ export function QueuesPage() {
               </tr>
             </thead>
             <tbody>
-              {queues.data.map((q) => (
-                <tr key={q.name}>
-                  <td class="mono">{q.name}</td>
-                  <td class="num">{q.parallelism}</td>
-                  <td class="num">{q.lag}</td>
-                  <td>{q.paused ? 'Paused' : 'Active'}</td>
-                  <td class="nowrap">{formatTime(q.updatedAt)}</td>
-                  <td class="row-actions">
-                    <button
-                      type="button"
-                      aria-label={`${q.paused ? 'Resume' : 'Pause'} queue ${q.name}`}
-                      disabled={act.isPending}
-                      onClick={() =>
-                        act.mutate({ name: q.name, action: q.paused ? 'resume' : 'pause' })
-                      }
-                    >
-                      {q.paused ? 'Resume' : 'Pause'}
-                    </button>
-                    <ConfirmButton
-                      label="Delete"
-                      name={`Delete queue ${q.name}`}
-                      question={`Delete queue ${q.name} and cancel its ${q.lag} waiting messages?`}
-                      confirmLabel="Yes, delete"
-                      onConfirm={() => act.mutate({ name: q.name, action: 'delete' })}
-                    />
-                  </td>
-                </tr>
-              ))}
+              {queues.data.map((q) => {
+                const off = actionsOff('queues', q.name);
+                return (
+                  <tr key={q.name}>
+                    <td class="mono">{q.name}</td>
+                    <td class="num">{q.parallelism}</td>
+                    <td class="num">{q.lag}</td>
+                    <td>{q.paused ? 'Paused' : 'Active'}</td>
+                    <td class="nowrap">{formatTime(q.updatedAt)}</td>
+                    <td class="row-actions">
+                      <button
+                        type="button"
+                        aria-label={`${q.paused ? 'Resume' : 'Pause'} queue ${q.name}`}
+                        aria-describedby={off?.id}
+                        title={off?.reason}
+                        disabled={act.isPending || off !== undefined}
+                        onClick={() =>
+                          act.mutate({ name: q.name, action: q.paused ? 'resume' : 'pause' })
+                        }
+                      >
+                        {q.paused ? 'Resume' : 'Pause'}
+                      </button>
+                      <ConfirmButton
+                        label="Delete"
+                        name={`Delete queue ${q.name}`}
+                        question={phrase`Delete queue ${q.name} and cancel its ${q.lag} waiting messages?`}
+                        confirmLabel="Yes, delete"
+                        off={off}
+                        onConfirm={() => act.mutate({ name: q.name, action: 'delete' })}
+                      />
+                      {off && <ActionsOff off={off} />}
+                    </td>
+                  </tr>
+                );
+              })}
             </tbody>
           </table>
         </div>

@@ -4,6 +4,8 @@ import { useState } from 'preact/hooks';
 import { request } from '../api';
 import { formRaw, formText } from '../forms';
 import {
+  ActionsOff,
+  actionsOff,
   ConfirmButton,
   DestinationFields,
   Empty,
@@ -12,9 +14,12 @@ import {
   Loading,
   Notice,
   PageHeader,
+  phrase,
 } from '../components';
 import { formatInZone, previewCron, timeZones } from '../cron-preview';
 import { formatTime } from '../format';
+import { addHeader, addSetting, outgoing } from '../outgoing';
+import { segment } from '../paths';
 import { prefixed } from '../settings';
 import type { Schedule } from '../types';
 
@@ -27,8 +32,8 @@ export function SchedulesPage() {
   const act = useMutation({
     mutationFn: ({ id, action }: { id: string; action: 'pause' | 'resume' | 'delete' }) =>
       action === 'delete'
-        ? request(`/v2/schedules/${encodeURIComponent(id)}`, { method: 'DELETE' })
-        : request(`/v2/schedules/${encodeURIComponent(id)}/${action}`, { method: 'POST' }),
+        ? request(`/v2/schedules/${segment(id, 'Schedule')}`, { method: 'DELETE' })
+        : request(`/v2/schedules/${segment(id, 'Schedule')}/${action}`, { method: 'POST' }),
     onSuccess: () => client.invalidateQueries({ queryKey: ['schedules'] }),
   });
   return (
@@ -59,32 +64,43 @@ export function SchedulesPage() {
               </tr>
             </thead>
             <tbody>
-              {schedules.data.map((s) => (
-                <tr key={s.scheduleId}>
-                  <td class="mono">{s.scheduleId}</td>
-                  <td class="mono">{s.cron}</td>
-                  <td class="mono clip">{s.destination}</td>
-                  <td>{s.isPaused ? 'Paused' : 'Active'}</td>
-                  <td class="nowrap">{formatTime(s.lastScheduleTime)}</td>
-                  <td class="nowrap">{s.isPaused ? '' : formatTime(s.nextScheduleTime)}</td>
-                  <td class="row-actions">
-                    <button
-                      type="button"
-                      aria-label={`${s.isPaused ? 'Resume' : 'Pause'} ${s.scheduleId}`}
-                      onClick={() =>
-                        act.mutate({ id: s.scheduleId, action: s.isPaused ? 'resume' : 'pause' })
-                      }
-                    >
-                      {s.isPaused ? 'Resume' : 'Pause'}
-                    </button>
-                    <ConfirmButton
-                      label="Delete"
-                      question={`Delete schedule ${s.scheduleId}?`}
-                      onConfirm={() => act.mutate({ id: s.scheduleId, action: 'delete' })}
-                    />
-                  </td>
-                </tr>
-              ))}
+              {schedules.data.map((s) => {
+                const off = actionsOff('schedules', s.scheduleId);
+                return (
+                  <tr key={s.scheduleId}>
+                    <td class="mono">{s.scheduleId}</td>
+                    <td class="mono">{s.cron}</td>
+                    <td class="mono clip" title={s.destination}>
+                      {s.destination}
+                    </td>
+                    <td>{s.isPaused ? 'Paused' : 'Active'}</td>
+                    <td class="nowrap">{formatTime(s.lastScheduleTime)}</td>
+                    <td class="nowrap">{s.isPaused ? '' : formatTime(s.nextScheduleTime)}</td>
+                    <td class="row-actions">
+                      <button
+                        type="button"
+                        aria-label={`${s.isPaused ? 'Resume' : 'Pause'} schedule ${s.scheduleId}`}
+                        aria-describedby={off?.id}
+                        title={off?.reason}
+                        disabled={off !== undefined}
+                        onClick={() =>
+                          act.mutate({ id: s.scheduleId, action: s.isPaused ? 'resume' : 'pause' })
+                        }
+                      >
+                        {s.isPaused ? 'Resume' : 'Pause'}
+                      </button>
+                      <ConfirmButton
+                        label="Delete"
+                        name={`Delete schedule ${s.scheduleId}`}
+                        question={phrase`Delete schedule ${s.scheduleId}?`}
+                        off={off}
+                        onConfirm={() => act.mutate({ id: s.scheduleId, action: 'delete' })}
+                      />
+                      {off && <ActionsOff off={off} />}
+                    </td>
+                  </tr>
+                );
+              })}
             </tbody>
           </table>
         </div>
@@ -102,22 +118,28 @@ function CreateSchedule() {
     mutationFn: async (form: FormData) => {
       const destination = formText(form, 'destination');
       if (!destination) throw new Error('Enter a destination URL or URL group name.');
-      const headers: Record<string, string> = {
-        [await prefixed('Cron')]: zone === 'UTC' ? cron.trim() : `CRON_TZ=${zone} ${cron.trim()}`,
-        [await prefixed('Method')]: formText(form, 'method') || 'POST',
-        'content-type': formText(form, 'contentType') || 'text/plain',
-      };
+      // Settings a header cannot carry go as query parameters (outgoing.ts).
+      const out = outgoing();
+      const spec = zone === 'UTC' ? cron.trim() : `CRON_TZ=${zone} ${cron.trim()}`;
+      addSetting(out, await prefixed('Cron'), spec);
+      addSetting(out, await prefixed('Method'), formText(form, 'method') || 'POST');
+      const contentType = formText(form, 'contentType') || 'text/plain';
+      addHeader(out, 'content-type', contentType, 'Content type');
       const retries = formText(form, 'retries');
-      if (retries) headers[await prefixed('Retries')] = retries;
+      if (retries) addSetting(out, await prefixed('Retries'), retries);
       const label = formText(form, 'label');
-      if (label) headers[await prefixed('Label')] = label;
+      if (label) addSetting(out, await prefixed('Label'), label);
       // Encoded whole, as Publish does: the destination's own query (`?svc-retries=…`) and
       // fragment are part of it, not settings for Ferry.
-      return request<{ scheduleId: string }>(`/v2/schedules/${encodeURIComponent(destination)}`, {
-        method: 'POST',
-        headers,
-        body: formRaw(form, 'body'),
-      });
+      return request<{ scheduleId: string }>(
+        `/v2/schedules/${segment(destination, 'Destination')}`,
+        {
+          method: 'POST',
+          headers: out.headers,
+          query: out.query,
+          body: formRaw(form, 'body'),
+        },
+      );
     },
     onSuccess: () => client.invalidateQueries({ queryKey: ['schedules'] }),
   });
@@ -184,7 +206,11 @@ function CreateSchedule() {
             Create schedule
           </button>
         </div>
-        {create.isSuccess && <Notice>Created schedule {create.data.scheduleId}.</Notice>}
+        {create.isSuccess && (
+          <Notice>
+            Created schedule <bdi>{create.data.scheduleId}</bdi>.
+          </Notice>
+        )}
         {create.isError && <ErrorBox error={create.error} what="create the schedule" />}
       </form>
     </details>

@@ -4,10 +4,23 @@ import { useState } from 'preact/hooks';
 import { Link, useLocation } from 'wouter-preact';
 import { request } from '../api';
 import { formText } from '../forms';
-import { ConfirmButton, Empty, ErrorBox, Field, Loading, Notice, PageHeader } from '../components';
+import {
+  ActionsOff,
+  actionsOff,
+  ConfirmButton,
+  Empty,
+  ErrorBox,
+  Field,
+  Loading,
+  Notice,
+  PageHeader,
+  phrase,
+} from '../components';
+import { segment } from '../paths';
 import type { HeaderMap, UrlGroup } from '../types';
 
-const groupPath = (name: string): string => `/v2/topics/${encodeURIComponent(name)}`;
+/** @throws Error for a name no URL path can carry (paths.ts), before any request. */
+const groupPath = (name: string): string => `/v2/topics/${segment(name, 'URL group')}`;
 
 export function UrlGroupsPage() {
   const groups = useQuery({
@@ -35,15 +48,24 @@ export function UrlGroupsPage() {
               </tr>
             </thead>
             <tbody>
-              {groups.data.map((g) => (
-                <tr key={g.name}>
-                  <td>
-                    <Link href={`/url-groups/${encodeURIComponent(g.name)}`}>{g.name}</Link>
-                  </td>
-                  <td>{g.endpoints.length}</td>
-                  <td>{Object.keys(g.headers ?? {}).length}</td>
-                </tr>
-              ))}
+              {groups.data.map((g) => {
+                const off = actionsOff('groups', g.name);
+                return (
+                  <tr key={g.name}>
+                    <td class="wrap">
+                      {off ? (
+                        <>
+                          <span aria-describedby={off.id}>{g.name}</span> <ActionsOff off={off} />
+                        </>
+                      ) : (
+                        <Link href={`/url-groups/${encodeURIComponent(g.name)}`}>{g.name}</Link>
+                      )}
+                    </td>
+                    <td>{g.endpoints.length}</td>
+                    <td>{Object.keys(g.headers ?? {}).length}</td>
+                  </tr>
+                );
+              })}
             </tbody>
           </table>
         </div>
@@ -120,11 +142,17 @@ export function UrlGroupPage(props: { name: string }) {
   });
   return (
     <section>
-      <PageHeader title={`URL group ${props.name}`}>
+      <PageHeader
+        title={
+          <>
+            URL group <bdi>{props.name}</bdi>
+          </>
+        }
+      >
         <Link href="/url-groups">All URL groups</Link>
         <ConfirmButton
           label="Delete group"
-          question={`Delete the group ${props.name} and its endpoints?`}
+          question={phrase`Delete the group ${props.name} and its endpoints?`}
           confirmLabel="Yes, delete the group"
           onConfirm={() => removeGroup.mutate()}
         />
@@ -137,34 +165,39 @@ export function UrlGroupPage(props: { name: string }) {
       ) : (
         <>
           <h2>Endpoints</h2>
-          <table class="list" aria-label="Endpoints">
-            <thead>
-              <tr>
-                <th scope="col">URL</th>
-                <th scope="col">Name</th>
-                <th scope="col">
-                  <span class="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {group.data.endpoints.map((e) => (
-                <tr key={`${e.url}|${e.name ?? ''}`}>
-                  <td class="mono clip">{e.url}</td>
-                  <td>{e.name ?? ''}</td>
-                  <td class="row-actions">
-                    <ConfirmButton
-                      label="Remove"
-                      question={`Remove ${e.name ?? e.url}?`}
-                      onConfirm={() =>
-                        removeEndpoint.mutate({ url: e.url, ...(e.name ? { name: e.name } : {}) })
-                      }
-                    />
-                  </td>
+          <div class="table-wrap">
+            <table class="list" aria-label="Endpoints">
+              <thead>
+                <tr>
+                  <th scope="col">URL</th>
+                  <th scope="col">Name</th>
+                  <th scope="col">
+                    <span class="sr-only">Actions</span>
+                  </th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {group.data.endpoints.map((e) => (
+                  <tr key={`${e.url}|${e.name ?? ''}`}>
+                    <td class="mono clip" title={e.url}>
+                      {e.url}
+                    </td>
+                    <td class="wrap">{e.name ?? ''}</td>
+                    <td class="row-actions">
+                      <ConfirmButton
+                        label="Remove"
+                        name={`Remove endpoint ${e.name ?? e.url}`}
+                        question={phrase`Remove ${e.name ?? e.url}?`}
+                        onConfirm={() =>
+                          removeEndpoint.mutate({ url: e.url, ...(e.name ? { name: e.name } : {}) })
+                        }
+                      />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
           {removeEndpoint.isError && (
             <ErrorBox error={removeEndpoint.error} what="remove the endpoint" />
           )}

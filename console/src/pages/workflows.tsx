@@ -8,6 +8,8 @@ import { useState } from 'preact/hooks';
 import { Link } from 'wouter-preact';
 import { request } from '../api';
 import {
+  ActionsOff,
+  actionsOff,
   ConfirmButton,
   Empty,
   ErrorBox,
@@ -19,6 +21,7 @@ import {
 } from '../components';
 import { FilterForm, toQuery, useUrlQuery } from '../filters';
 import { formatDuration, formatTime } from '../format';
+import { segment } from '../paths';
 import type { WorkflowDlqMessage, WorkflowRun } from '../types';
 
 interface RunPage {
@@ -121,16 +124,16 @@ function Runs(props: ViewProps) {
                   <tr key={run.workflowRunId}>
                     <td class="nowrap">{formatTime(run.workflowRunCreatedAt)}</td>
                     <td class="mono">
-                      <Link href={`/workflows/runs/${encodeURIComponent(run.workflowRunId)}`}>
-                        {run.workflowRunId}
-                      </Link>
+                      <RunLink runId={run.workflowRunId} table="runs" />
                     </td>
                     <td>
                       <span class={`badge state-${runTone(run.workflowState)}`}>
                         {run.workflowState}
                       </span>
                     </td>
-                    <td class="mono clip">{run.workflowUrl}</td>
+                    <td class="mono clip" title={run.workflowUrl}>
+                      {run.workflowUrl}
+                    </td>
                     <td>{run.steps.reduce((n, g) => n + g.steps.length, 0)}</td>
                   </tr>
                 ))}
@@ -146,6 +149,19 @@ function Runs(props: ViewProps) {
       )}
     </>
   );
+}
+
+/** A run's id linking to its page, or the id and why it has none (see paths.ts). */
+function RunLink(props: { runId: string; table: string }) {
+  const off = actionsOff(props.table, props.runId);
+  if (off) {
+    return (
+      <>
+        <span aria-describedby={off.id}>{props.runId}</span> <ActionsOff off={off} />
+      </>
+    );
+  }
+  return <Link href={`/workflows/runs/${encodeURIComponent(props.runId)}`}>{props.runId}</Link>;
 }
 
 function runTone(state: string): string {
@@ -192,7 +208,7 @@ export function WorkflowRunPage(props: { runId: string }) {
   });
   const cancel = useMutation({
     mutationFn: () =>
-      request(`/v2/workflows/runs/${encodeURIComponent(props.runId)}`, { method: 'DELETE' }),
+      request(`/v2/workflows/runs/${segment(props.runId, 'Workflow run')}`, { method: 'DELETE' }),
     onSuccess: () => client.invalidateQueries({ queryKey: ['workflow-runs'] }),
   });
   const steps = (run.data?.steps ?? []).flatMap((g) =>
@@ -201,7 +217,13 @@ export function WorkflowRunPage(props: { runId: string }) {
   const start = run.data?.workflowRunCreatedAt ?? 0;
   return (
     <section>
-      <PageHeader title={`Workflow run ${props.runId}`}>
+      <PageHeader
+        title={
+          <>
+            Workflow run <bdi>{props.runId}</bdi>
+          </>
+        }
+      >
         <Link href="/workflows">All runs</Link>
         {run.data?.workflowState === 'RUN_STARTED' && (
           <ConfirmButton
@@ -269,7 +291,9 @@ export function WorkflowRunPage(props: { runId: string }) {
                 {i > 0 && (
                   <span class="muted">+{formatDuration(Number(step.createdAt) - start)}</span>
                 )}
-                <code class="clip-inline">{stepText(step)}</code>
+                <code class="clip-inline" title={stepText(step)}>
+                  {stepText(step)}
+                </code>
               </li>
             ))}
           </ol>
@@ -299,7 +323,7 @@ function WorkflowDlq(props: ViewProps) {
     mutationFn: async ({ action, ids }: { action: DlqAction; ids: string[] }) => {
       if (action === 'callback') {
         for (const id of ids) {
-          await request(`/v2/workflows/dlq/callback/${encodeURIComponent(id)}`, {
+          await request(`/v2/workflows/dlq/callback/${segment(id, 'Workflow DLQ entry')}`, {
             method: 'POST',
           });
         }
@@ -404,11 +428,11 @@ function WorkflowDlq(props: ViewProps) {
                     />
                   </td>
                   <td class="mono">
-                    <Link href={`/workflows/runs/${encodeURIComponent(m.workflowRunId)}`}>
-                      {m.workflowRunId}
-                    </Link>
+                    <RunLink runId={m.workflowRunId} table="workflow-dlq" />
                   </td>
-                  <td class="mono clip">{m.workflowUrl}</td>
+                  <td class="mono clip" title={m.workflowUrl}>
+                    {m.workflowUrl}
+                  </td>
                   <td>{m.responseStatus ?? 'no response'}</td>
                   <td>{m.failureFunctionState ?? 'none'}</td>
                   <td class="row-actions">

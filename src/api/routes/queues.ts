@@ -9,6 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { badRequest, limitExceeded, notFound } from '../../core/errors.js';
 import { QUEUE_NAME, queueView } from '../../core/flow-control.js';
 import { quoteValue } from '../../core/headers.js';
+import { refuseDotSegment } from '../../core/names.js';
 import type { Account } from '../../core/types.js';
 import type { ApiContext } from '../context.js';
 import { jsonBody } from '../json-body.js';
@@ -19,13 +20,18 @@ import { queryOf } from './flow-control.js';
 
 type NameRequest = { Params: { name: string } };
 
-export function checkQueueName(name: unknown): string {
+/**
+ * Checks the name of a queue a request may create (enqueue, a batch entry's `queue`).
+ * @param field how the request named it.
+ * @throws FerryError 400 naming `field`.
+ */
+export function checkQueueName(name: unknown, field = 'queue name'): string {
   if (typeof name !== 'string' || !QUEUE_NAME.test(name)) {
     throw badRequest(
-      `invalid queue name ${quoteValue(String(name))}: use 1 to 200 letters, digits, hyphens, periods and underscores`,
+      `invalid ${field} ${quoteValue(String(name))}: use 1 to 200 letters, digits, hyphens, periods and underscores`,
     );
   }
-  return name;
+  return refuseDotSegment(name, field);
 }
 
 /**
@@ -62,6 +68,7 @@ export function queueRoutes(app: FastifyInstance, ctx: ApiContext): void {
   app.post('/v2/queues', async (request) => {
     // Shape and types were checked by the route's schema (schemas/messaging.ts) before this.
     const { queueName: name, parallelism, paused } = jsonBody(request) as QueueUpsert;
+    refuseDotSegment(name, 'body.queueName');
     const limits = ctx.accounts.limits(request.account);
     if (typeof parallelism === 'number' && parallelism > limits.max_parallelism) {
       throw limitExceeded(

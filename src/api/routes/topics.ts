@@ -6,6 +6,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { limitExceeded, notFound } from '../../core/errors.js';
 import { quoteValue } from '../../core/headers.js';
+import { refuseDotSegment } from '../../core/names.js';
 import { parsePublishSettings } from '../../core/publish-request.js';
 import type { UrlGroup } from '../../core/types.js';
 import {
@@ -41,6 +42,8 @@ export function topicRoutes(app: FastifyInstance, ctx: ApiContext): void {
   };
 
   app.post<{ Params: { name: string } }>('/v2/topics/:name/endpoints', async (request) => {
+    // This call creates the group when it is new: a name no URL could address is refused.
+    refuseDotSegment(request.params.name, 'URL group name');
     const endpoints = parseEndpointsToAdd(jsonBody(request));
     endpoints.forEach((e, i) =>
       checkDestinationAllowed(e.url, ctx.production, `endpoints[${i}].url`),

@@ -57,7 +57,7 @@ export const QueueUpsertBody = Type.Object(
   {
     queueName: Type.String({
       pattern: QUEUE_NAME.source,
-      description: '1 to 200 letters, digits, `-`, `.` and `_`',
+      description: '1 to 200 letters, digits, `-`, `.` and `_`; not `.` or `..` (400)',
     }),
     parallelism: opt(
       Type.Integer({
