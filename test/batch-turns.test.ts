@@ -88,6 +88,30 @@ describe.each(STORAGES)('a batch of 1,000 entries (%s)', (storage) => {
     expect(Math.min(...shares)).toBeLessThan(1 / 3);
   });
 
+  // Each header was added by scanning every header added before it: 10,000 forwarded headers
+  // in one entry held the main thread for about 16 s. Built in linear time, it takes a few ms.
+  it('takes an entry with 10,000 forwarded headers in milliseconds of CPU, not seconds', async () => {
+    const headers: Record<string, string> = {};
+    for (let i = 0; i < 10_000; i++) headers[`Svc-Forward-X-H${i}`] = `value ${i}`;
+    const entry = { destination: 'https://example.com/many', body: 'b', headers };
+    const send = (): Promise<Response> =>
+      t.api('/v2/batch', { method: 'POST', body: JSON.stringify([entry]) });
+    expect((await send()).status).toBe(200); // warm-up: compiled code
+    const start = threadCpuMs();
+    const res = await send();
+    const cpuMs = threadCpuMs() - start;
+    expect(res.status).toBe(200);
+    const [{ messageId }] = (await res.json()) as [{ messageId: string }];
+    const message = (await (await t.api(`/v2/messages/${messageId}`)).json()) as {
+      header: Record<string, string[]>;
+    };
+    expect(Object.keys(message.header)).toHaveLength(10_000);
+    expect(message.header['X-H9999']).toEqual(['value 9999']);
+    // Measured here: about 140 ms of this thread's CPU time on either storage, the JSON's parse
+    // and the row's insert included; before, the test timed out.
+    expect(cpuMs).toBeLessThan(1_500);
+  });
+
   it('still fails as a whole, naming the first invalid entry, when it is in a later turn', async () => {
     const entries = Array.from({ length: ENTRIES }, (_, i) => ({
       destination: i === 750 || i === 900 ? 'not a url' : `https://example.com/b/${i}`,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  HeaderMapBuilder,
   HOP_BY_HOP_HEADERS,
   addHeader,
   canonicalHeaderName,
@@ -103,6 +104,38 @@ describe('addHeader / setHeader / deleteHeader', () => {
     expect(map).toEqual({ 'X-A': ['3'], B: ['b'] });
     deleteHeader(map, 'x-A');
     expect(map).toEqual({ B: ['b'] });
+  });
+});
+
+describe('HeaderMapBuilder', () => {
+  it('builds what addHeader and setHeader build, keys in the same order', () => {
+    const steps: [op: 'add' | 'set', name: string, values: string[]][] = [
+      ['add', 'x-a', ['1']],
+      ['add', 'Content-Type', ['text/plain']],
+      ['add', 'X-A', ['2']],
+      ['set', 'content-type', ['application/json']],
+      ['add', 'x b', ['odd name']],
+      ['set', 'X-Gone', []],
+      ['add', '__proto__', ['p']],
+      ['add', 'x-GONE', ['back']],
+    ];
+    const map: HeaderMap = {};
+    const builder = new HeaderMapBuilder();
+    for (const [op, name, values] of steps) {
+      if (op === 'set') {
+        setHeader(map, name, values);
+        builder.set(name, values);
+      } else {
+        for (const value of values) {
+          addHeader(map, name, value);
+          builder.add(name, value);
+        }
+      }
+    }
+    const built = builder.build();
+    expect(Object.entries(built)).toEqual(Object.entries(map));
+    expect(Object.getPrototypeOf(built)).toBe(Object.prototype);
+    expect(built['X-A']).toEqual(['1', '2']);
   });
 });
 

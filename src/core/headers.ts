@@ -114,6 +114,53 @@ export function setHeader(map: HeaderMap, name: string, values: string[]): void 
   });
 }
 
+/**
+ * Builds a `HeaderMap` one header at a time with the rules of `addHeader` and `setHeader` (one
+ * entry per name whatever its spelling, under the canonical form of the spelling given last, the
+ * entry last changed last), in time linear in the headers. Those two scan the whole map on every
+ * call, which made a request's n headers cost n² steps: 10,000 forwarded headers in one batch
+ * entry held the main thread for about 16 s. For maps built from a request's headers; the two
+ * remain for a change or two to a map.
+ */
+export class HeaderMapBuilder {
+  private readonly entries = new Map<string, { name: string; values: string[] }>();
+
+  /** Appends `value` to `name`, as `addHeader`. */
+  add(name: string, value: string): void {
+    const lower = name.toLowerCase();
+    const entry = this.entries.get(lower);
+    if (entry === undefined) {
+      this.entries.set(lower, { name: canonicalHeaderName(name), values: [value] });
+      return;
+    }
+    entry.name = canonicalHeaderName(name);
+    entry.values.push(value);
+    this.entries.delete(lower); // last changed, last listed
+    this.entries.set(lower, entry);
+  }
+
+  /** Replaces every value of `name`, as `setHeader`. */
+  set(name: string, values: string[]): void {
+    const lower = name.toLowerCase();
+    this.entries.delete(lower);
+    this.entries.set(lower, { name: canonicalHeaderName(name), values: [...values] });
+  }
+
+  /** The map, `__proto__` and the like as plain entries (see `setHeader`). */
+  build(): HeaderMap {
+    const map: HeaderMap = {};
+    for (const { name, values } of this.entries.values()) {
+      Object.defineProperty(map, name, {
+        value: values,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
+    return map;
+  }
+}
+
 /** Removes `name` (case-insensitive, every spelling) from `map`. */
 export function deleteHeader(map: HeaderMap, name: string): void {
   const lower = name.toLowerCase();

@@ -4,12 +4,11 @@ import { parseDuration } from './duration.js';
 import { badRequest, limitExceeded } from './errors.js';
 import {
   HOP_BY_HOP_HEADERS,
-  addHeader,
+  HeaderMapBuilder,
   canonicalHeaderName,
   isValidHeaderName,
   headerValueProblem,
   quoteValue,
-  setHeader,
 } from './headers.js';
 import { refuseDotSegment } from './names.js';
 import type { PlanLimits } from './plans.js';
@@ -336,14 +335,14 @@ const isBearer = (value: string): boolean => /^\s*bearer\s/i.test(value);
 function forwardedHeaders(prefix: string, input: Input, headerForward: boolean): HeaderMap {
   const ferry = `${prefix.toLowerCase()}-`;
   const forwardPrefix = `${ferry}forward-`;
-  const out: HeaderMap = {};
+  const out = new HeaderMapBuilder();
   const add = (name: string, values: string[], source: string) => {
     for (const value of values) {
       const problem = headerValueProblem(value);
       if (problem !== undefined) {
         throw badRequest(`invalid ${canonicalHeaderName(source)} ${quoteValue(value)}: ${problem}`);
       }
-      addHeader(out, name, value);
+      out.add(name, value);
     }
   };
 
@@ -379,10 +378,10 @@ function forwardedHeaders(prefix: string, input: Input, headerForward: boolean):
         `invalid header ${quoteValue(source)}: ${canonicalHeaderName(target)} cannot be forwarded, the delivery sets it`,
       );
     }
-    setHeader(out, target, []);
+    out.set(target, []);
     add(target, values, source);
   }
-  return out;
+  return out.build();
 }
 
 // ---- callbacks -------------------------------------------------------------------------------
@@ -423,7 +422,7 @@ function parseCallback(
     return undefined;
   }
   const url = checkHttpUrl(urlText, base);
-  const headers: HeaderMap = {};
+  const headers = new HeaderMapBuilder();
   for (const lower of own) {
     if (!lower.startsWith(forwardPrefix)) continue;
     const target = lower.slice(forwardPrefix.length);
@@ -439,13 +438,13 @@ function parseCallback(
       if (problem !== undefined) {
         throw badRequest(`invalid ${source} ${quoteValue(value)}: ${problem}`);
       }
-      addHeader(headers, target, value);
+      headers.add(target, value);
     }
   }
   const spec: CallbackSpec = {
     url,
     method: parseMethod(get('Method'), `${base}-Method`),
-    headers,
+    headers: headers.build(),
   };
   const retries = get('Retries');
   if (retries !== undefined) spec.retries = parseRetries(retries, `${base}-Retries`, plan);

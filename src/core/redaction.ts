@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { badRequest } from './errors.js';
-import { isValidHeaderName, quoteValue, setHeader } from './headers.js';
+import { HeaderMapBuilder, isValidHeaderName, quoteValue } from './headers.js';
 import type { HeaderMap } from './types.js';
 
 /**
@@ -58,12 +58,12 @@ export function redactedText(value: string | Uint8Array): string {
 /** `headers` with the values `redaction` covers replaced; the input is left as it is. */
 export function redactHeaders(headers: HeaderMap, redaction: Redaction | undefined): HeaderMap {
   if (redaction?.headers === undefined) return headers;
-  const out: HeaderMap = {};
+  const out = new HeaderMapBuilder();
   for (const [name, values] of Object.entries(headers)) {
     const hide = coversHeader(redaction, name);
-    setHeader(out, name, hide ? values.map(redactedText) : values);
+    out.set(name, hide ? values.map(redactedText) : values);
   }
-  return out;
+  return out.build();
 }
 
 /** Whether `redaction` covers the header `name` (any case). */
