@@ -323,6 +323,18 @@ describe.each(STORAGES)('workflow protocol with Svc- headers (%s)', (storage) =>
       headers: { 'Svc-Workflow-RunId': 'wfr_unknown' },
     });
     expect(ended.status).toBe(400);
+    // A label beyond Latin-1 (as a query parameter) could not go with the run's deliveries.
+    const label = await t.api(
+      `/v2/publish/${endpoint.url}/wf?svc-label=${encodeURIComponent('注文')}`,
+      {
+        method: 'POST',
+        headers: { 'Svc-Workflow-RunId': 'wfr_label', 'Svc-Workflow-Init': 'true' },
+      },
+    );
+    expect(label.status).toBe(400);
+    expect(((await label.json()) as { error: string }).error).toContain(
+      'invalid Svc-Label "注文": a workflow run',
+    );
     const filter = await t.api('/v2/workflows/dlq/resume?labeel=x', { method: 'POST' });
     expect(filter.status).toBe(400);
     // Cancels and DLQ deletes need a filter or a count; a bare resume resumes all (see above).

@@ -6,7 +6,7 @@
  */
 import { checkHttpUrl } from '../core/destination.js';
 import { badRequest } from '../core/errors.js';
-import { HOP_BY_HOP_HEADERS, quoteValue } from '../core/headers.js';
+import { HOP_BY_HOP_HEADERS, headerValueProblem, quoteValue } from '../core/headers.js';
 import type { PlanLimits } from '../core/plans.js';
 import type { IncomingHeaders, PublishSettings } from '../core/publish-request.js';
 import type { Account, HeaderMap } from '../core/types.js';
@@ -98,7 +98,17 @@ export async function prepareWorkflowPublish(p: {
       callerIp: p.callerIp,
       settings: { headers: settings.headers, retries: settings.retries },
     };
-    if (settings.labels) run.labels = settings.labels;
+    if (settings.labels) {
+      // Every delivery of the run carries them in `<P>-Label`, which undici refuses to send
+      // beyond Latin-1 (a label may arrive so as a query parameter or in a batch's JSON).
+      const problem = headerValueProblem(settings.labels.join(','));
+      if (problem !== undefined) {
+        throw badRequest(
+          `invalid ${p.prefix}-Label ${quoteValue(settings.labels.join(','))}: a workflow run's labels go with each of its deliveries in a header, and ${problem}`,
+        );
+      }
+      run.labels = settings.labels;
+    }
     const s = run.settings;
     if (settings.retryDelayExpression !== undefined) {
       s.retryDelayExpression = settings.retryDelayExpression;
