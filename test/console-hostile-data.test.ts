@@ -10,7 +10,8 @@ import type { Locator, Page } from 'playwright-core';
 import {
   eventually,
   launchBrowser,
-  signIn,
+  goTo,
+  openSignedIn,
   type ConsolePage,
   type TestBrowser,
 } from './helpers/browser.js';
@@ -25,19 +26,10 @@ let browser: TestBrowser;
 let receiver: Receiver;
 const pages: ConsolePage[] = [];
 
-async function open(path: string, width = 1280): Promise<Page> {
-  const p = await browser.newPage();
-  pages.push(p);
-  await p.page.setViewportSize({ width, height: 800 });
-  await signIn(p.page, t.url, t.token, path);
-  return p.page;
-}
+const open = (path: string, width?: number): Promise<Page> =>
+  openSignedIn(browser, pages, t, path, width);
 
-/** Navigates inside the console (a client-side route change: the session stays). */
-async function go(page: Page, path: string): Promise<void> {
-  await page.goto(`${t.url}/console${path}`);
-  await page.getByRole('navigation', { name: 'Console' }).waitFor();
-}
+const go = (page: Page, path: string): Promise<void> => goTo(page, t.url, path);
 
 beforeAll(async () => {
   // The browser first: without Chromium this fails before a Ferry (and its data directory) is

@@ -7,7 +7,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Locator, Page } from 'playwright-core';
-import { launchBrowser, signIn, type ConsolePage, type TestBrowser } from './helpers/browser.js';
+import {
+  goTo,
+  launchBrowser,
+  openSignedIn,
+  type ConsolePage,
+  type TestBrowser,
+} from './helpers/browser.js';
 import { startFerry, type TestFerry } from './helpers/ferry.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 import type { Schedule } from '../src/core/schedule.js';
@@ -17,19 +23,10 @@ let browser: TestBrowser;
 let receiver: Receiver;
 const pages: ConsolePage[] = [];
 
-async function open(path: string, width = 1280): Promise<Page> {
-  const p = await browser.newPage();
-  pages.push(p);
-  await p.page.setViewportSize({ width, height: 800 });
-  await signIn(p.page, t.url, t.token, path);
-  return p.page;
-}
+const open = (path: string, width?: number): Promise<Page> =>
+  openSignedIn(browser, pages, t, path, width);
 
-/** Navigates inside the console (a client-side route change: the session stays). */
-async function go(page: Page, path: string): Promise<void> {
-  await page.goto(`${t.url}/console${path}`);
-  await page.getByRole('navigation', { name: 'Console' }).waitFor();
-}
+const go = (page: Page, path: string): Promise<void> => goTo(page, t.url, path);
 
 /** The table row whose first cell is exactly `name`. */
 const rowOf = (page: Page, table: string, name: string): Locator =>

@@ -11,6 +11,7 @@ import {
   eventually,
   launchBrowser,
   screenshot,
+  goTo,
   signIn,
   type ConsolePage,
   type TestBrowser,
@@ -31,11 +32,7 @@ async function open(path: string): Promise<ConsolePage> {
   return p;
 }
 
-/** Navigates inside the console (a client-side route change: the session stays). */
-async function go(page: Page, path: string): Promise<void> {
-  await page.goto(`${t.url}/console${path}`);
-  await page.getByRole('navigation', { name: 'Console' }).waitFor();
-}
+const go = (page: Page, path: string): Promise<void> => goTo(page, t.url, path);
 
 async function publish(path: string, headers: Record<string, string> = {}): Promise<string> {
   const res = await t.api(`/v2/publish/${receiver.url}${path}`, {

@@ -75,6 +75,30 @@ export async function signIn(
   await page.getByRole('navigation', { name: 'Console' }).waitFor();
 }
 
+/** Navigates inside the console (a client-side route change: the session stays). */
+export async function goTo(page: Page, baseUrl: string, path: string): Promise<void> {
+  await page.goto(`${baseUrl}/console${path}`);
+  await page.getByRole('navigation', { name: 'Console' }).waitFor();
+}
+
+/**
+ * A new page of `browser`, `width` px wide, signed in at `path`; added to `pages` for the test
+ * to close.
+ */
+export async function openSignedIn(
+  browser: TestBrowser,
+  pages: ConsolePage[],
+  ferry: { url: string; token: string },
+  path: string,
+  width = 1280,
+): Promise<Page> {
+  const p = await browser.newPage();
+  pages.push(p);
+  await p.page.setViewportSize({ width, height: 800 });
+  await signIn(p.page, ferry.url, ferry.token, path);
+  return p.page;
+}
+
 /**
  * Saves a screenshot to `docs/console-<name>.png` when FERRY_SCREENSHOTS is set
  * (`npm run screenshots`), so the pictures in docs/console.md come from these tests.
