@@ -96,5 +96,7 @@ export function callbackMessage(p: {
   // The source's queue slot passes to its callbacks: the queue's next message waits for them.
   const queue = source.queueName ?? source.spec.holdsQueue;
   if (queue !== undefined) message.spec.holdsQueue = queue;
+  // A callback is one more delivery of its source's pass: a publish it makes counts from there.
+  if (source.spec.hops !== undefined) message.spec.hops = source.spec.hops;
   return message;
 }

@@ -101,6 +101,11 @@ export interface MessageSpec {
    * final, so the queue's next message waits for its source's callbacks (see flow-control.ts).
    */
   holdsQueue?: string;
+  /**
+   * Times the message was republished by one of Ferry's own deliveries (see core/hops.ts);
+   * absent for a first publish. Its deliveries carry it as `<P>-Hops`.
+   */
+  hops?: number;
 }
 
 /** A message that is not final yet: one row of the hot `messages` table. */

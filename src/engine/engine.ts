@@ -16,6 +16,7 @@ import { compileRetryDelay } from '../core/retry-delay.js';
 import { decideOutcome } from '../core/retry-timing.js';
 import type { Account, ClaimedMessage, Message } from '../core/types.js';
 import { newLeaseToken } from '../core/ids.js';
+import { hopsHeader } from '../core/hops.js';
 import type { PlanLimits } from '../core/plans.js';
 import { NOT_DURABLE, type Executor } from '../storage/driver.js';
 import type { AccountDirectory } from './accounts.js';
@@ -583,6 +584,7 @@ export class Engine {
     if (message.topicName) headers[`${prefix}-Topic-Name`] = message.topicName;
     if (message.endpointName) headers[`${prefix}-Endpoint-Name`] = message.endpointName;
     if (message.scheduleId) headers[`${prefix}-Schedule-Id`] = message.scheduleId;
+    if (message.spec.hops !== undefined) headers[hopsHeader(prefix)] = String(message.spec.hops);
     let body = message.body;
     if (message.spec.workflow) {
       const workflow = await this.workflows.prepare(message);

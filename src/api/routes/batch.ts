@@ -10,6 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import { badRequest, FerryError, limitExceeded } from '../../core/errors.js';
 import { quoteValue } from '../../core/headers.js';
 import type { IncomingHeaders } from '../../core/publish-request.js';
+import { hopsOf } from '../../core/hops.js';
 import type { Account } from '../../core/types.js';
 import type { PlanLimits } from '../../core/plans.js';
 import type { ApiContext } from '../context.js';
@@ -176,11 +177,15 @@ export function batchRoutes(app: FastifyInstance, ctx: ApiContext): void {
     if (entries.length > MAX_BATCH_ENTRIES) {
       throw badRequest(`batch of ${entries.length} entries: at most ${MAX_BATCH_ENTRIES} allowed`);
     }
+    const hops = hopsOf(ctx.prefix, request.headers);
     const account = request.account;
     const prepared = await prepareEntries(ctx, account, entries, request.ip);
     const queues = await newQueues(ctx, account, prepared);
     const items = prepared.flatMap((p) => p.items);
-    for (const item of items) item.kind = 'batch';
+    for (const item of items) {
+      item.kind = 'batch';
+      if (hops !== undefined) item.message.spec.hops = hops;
+    }
     checkRequestCaps(
       ctx.requestCaps,
       items.map((item) => item.message),

@@ -10,6 +10,7 @@ import { notFound, tooLarge } from '../../core/errors.js';
 import { buildMessage } from '../../core/build-message.js';
 import { parseDestination, type Destination } from '../../core/destination.js';
 import { quoteValue } from '../../core/headers.js';
+import { hopsOf } from '../../core/hops.js';
 import {
   contentDeduplicationKey,
   parsePublishSettings,
@@ -96,6 +97,8 @@ export async function preparePublish(
     query: URLSearchParams;
     body: Uint8Array;
     callerIp: string;
+    /** The request's `hopsOf`: set when it is one of Ferry's deliveries. */
+    hops?: number;
   },
 ): Promise<PreparedPublish> {
   const { account, destination } = p;
@@ -144,6 +147,7 @@ export async function preparePublish(
       callerIp: p.callerIp,
       now,
     });
+    if (p.hops !== undefined) message.spec.hops = p.hops;
     if (group) {
       message.topicName = group.name;
       if (target.name !== undefined) message.endpointName = target.name;
@@ -201,6 +205,7 @@ export async function handlePublish(
     query,
     body: bodyOf(request, limits),
     callerIp: request.ip,
+    hops: hopsOf(ctx.prefix, request.headers),
   });
   checkRequestCaps(
     ctx.requestCaps,
