@@ -25,19 +25,34 @@ import { isJsonObject } from '../../core/json.js';
 /** Most entries in one batch. */
 export const MAX_BATCH_ENTRIES = 1_000;
 
+/**
+ * Most header values in one entry: what Node reads of one publish request's headers
+ * (`maxHeadersCount`), so a batch entry can carry no more than the same publish sent alone.
+ */
+export const MAX_ENTRY_HEADER_VALUES = 2_000;
+
 /** An entry's `headers`: `{name: string | string[]}` as incoming headers (lower-case names). */
 function entryHeaders(raw: unknown): IncomingHeaders {
   if (raw === undefined || raw === null) return {};
   if (!isJsonObject(raw)) throw badRequest('invalid headers: expected an object of header values');
-  const headers: IncomingHeaders = {};
+  const headers: Record<string, string[]> = {};
+  let count = 0;
   for (const [name, value] of Object.entries(raw)) {
     const values = typeof value === 'string' ? [value] : value;
     if (!Array.isArray(values) || !values.every((v): v is string => typeof v === 'string')) {
       throw badRequest(`invalid headers.${name}: expected a string or an array of strings`);
     }
+    count += values.length;
+    if (count > MAX_ENTRY_HEADER_VALUES) {
+      throw badRequest(
+        `invalid headers: more than ${MAX_ENTRY_HEADER_VALUES} header values (at most what one publish request may carry)`,
+      );
+    }
+    // Names differing only in case are one header, their values in order.
     const lower = name.toLowerCase();
     const existing = headers[lower];
-    headers[lower] = existing === undefined ? values : [...[existing].flat(), ...values];
+    if (existing === undefined) headers[lower] = [...values];
+    else existing.push(...values);
   }
   return headers;
 }
