@@ -248,7 +248,18 @@ export const WorkflowRunOut = Type.Object(
     labels: opt(Type.Array(S())),
     flowControlKey: opt(S()),
     dlqId: opt(S()),
-    resumedFrom: opt(S()),
+    resumedFrom: opt(
+      Type.Object(
+        { runId: S(), kind: Type.Enum(['resume', 'restart']) },
+        { description: 'The failed run this one resumed or restarted' },
+      ),
+    ),
+    invoker: opt(
+      Type.Object(
+        { workflowRunId: S(), workflowUrl: S(), workflowRunCreatedAt: Millis('Unix ms') },
+        { description: 'The run whose `context.invoke` started this one' },
+      ),
+    ),
     failureFunction: opt(
       Type.Object({
         messageId: S(),
