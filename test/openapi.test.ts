@@ -344,6 +344,9 @@ describe.each(STORAGES)('OpenAPI document on %s', (storage) => {
     await call('GET', '/v2/workflows/dlq/{dlqId}', `/v2/workflows/dlq/${dlqId}`);
     await call('GET', '/v2/workflows/events', `/v2/workflows/events?workflowRunId=${runId}`);
     await call('POST', '/v2/workflows/dlq/restart/{dlqId}', `/v2/workflows/dlq/restart/${dlqId}`);
+    // The failed run (its failure function's log) and the restarted one (`resumedFrom`, the step
+    // it is at).
+    await call('GET', '/v2/workflows/logs', '/v2/workflows/logs');
     await call('DELETE', '/v2/workflows/runs', '/v2/workflows/runs?workflowRunIds=nope');
     await call('DELETE', '/v2/workflows/runs/{runId}', `/v2/workflows/runs/${runId}?cancel=true`);
     await call('DELETE', '/v2/workflows/runs/{runId}', `/v2/workflows/runs/${runId}?cancel=maybe`);

@@ -4,6 +4,7 @@
  * result, cancel, the logs, failure (failure function, workflow DLQ) and bulk resume. Time is the
  * manual clock; deliveries happen only through `engine.runOnce()`.
  */
+import { createHash } from 'node:crypto';
 import type { Client as QStashClient } from '@upstash/qstash';
 import { serve, type Client, type WorkflowContext } from '@upstash/workflow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,6 +18,18 @@ import {
   upstashClients,
   type WorkflowServer,
 } from './helpers/workflow-server.js';
+
+/** The fields of a step in the logs these tests read (the SDK's `BaseStepLog` has them all). */
+interface StepLog {
+  messageId: string;
+  stepName?: string;
+  state: string;
+  retries: number;
+  retryDelay?: string;
+  headers?: Record<string, string[]>;
+}
+const stepsOf = (group: { steps: unknown[] } | undefined): StepLog[] =>
+  (group?.steps ?? []) as StepLog[];
 
 describe.each(STORAGES)('official @upstash/workflow SDK against Ferry (%s)', (storage) => {
   let t: TestFerry;
@@ -83,6 +96,17 @@ describe.each(STORAGES)('official @upstash/workflow SDK against Ferry (%s)', (st
     // Held by the sleep: a delayed message, nothing due before 60 s pass.
     let [run] = (await client.logs({ workflowRunId })).runs;
     expect(run?.workflowState).toBe('RUN_STARTED');
+    // The run is at the sleep: its message waits for its time, as the last (`next`) group.
+    const [sleeping] = stepsOf(run?.steps.at(-1));
+    expect(run?.steps.at(-1)?.type).toBe('next');
+    expect(sleeping).toEqual({
+      messageId: expect.stringMatching(/^msg_/),
+      state: 'STEP_PROGRESS',
+      retries: 3,
+      nextDeliveryTime: clock.now() + 60_000,
+    });
+    const nap = run?.steps.flatMap(stepsOf).find((step) => step.stepName === 'nap');
+    expect(nap?.messageId).toBe(sleeping?.messageId);
     clock.advance(60_000);
     await drive();
 
@@ -98,6 +122,81 @@ describe.each(STORAGES)('official @upstash/workflow SDK against Ferry (%s)', (st
     expect(run?.labels).toEqual(['full']);
     expect(sideEffects).toEqual(['double']);
     expect(third.requests).toHaveLength(1);
+  });
+
+  it('logs each step with its retries, retry delay and delivery headers (redacted as asked), and a step being retried as the next group', async () => {
+    const secret = 'sk_planted_in_a_header';
+    let fixed = false;
+    const url = workflow<{ n: number }>('/wf/log-fields', async (context) => {
+      const one = await context.run('one', () => context.requestPayload.n + 1);
+      return context.run('flaky', () => {
+        if (!fixed) throw new Error('flaky is down');
+        return one * 2;
+      });
+    });
+    const { workflowRunId } = await client.trigger({
+      url,
+      body: { n: 1 },
+      headers: { 'X-User-Header': 'hello', 'X-Secret': secret },
+      retries: 2,
+      retryDelay: '1000',
+      redact: { header: ['X-Secret'] },
+    });
+    await drive(); // the trigger, step one, and flaky's first attempt, which fails
+    const logs = async () => {
+      const [run] = (await client.logs({ workflowRunId })).runs;
+      if (!run) throw new Error(`run ${workflowRunId} is not in the logs`);
+      expect(JSON.stringify(run)).not.toContain(secret);
+      return run;
+    };
+    const hidden = `REDACTED:${createHash('sha256').update(secret).digest('hex')}`;
+    const expectDelivery = (step: StepLog | undefined) => {
+      expect(step).toMatchObject({ retries: 2, retryDelay: '1000' });
+      expect(step?.headers).toMatchObject({
+        'Upstash-Workflow-RunId': [workflowRunId],
+        'Upstash-Workflow-Url': [url],
+        'X-User-Header': ['hello'],
+        'X-Secret': [hidden],
+      });
+    };
+
+    let run = await logs();
+    expect(run.workflowState).toBe('RUN_STARTED');
+    const [init, one, next, ...rest] = run.steps;
+    expect(rest).toEqual([]);
+    expect(stepsOf(init)[0]).toMatchObject({ stepName: 'init', state: 'STEP_SUCCESS' });
+    expect(stepsOf(one)[0]).toMatchObject({ stepName: 'one', out: '2', state: 'STEP_SUCCESS' });
+    for (const group of [init, one]) expectDelivery(stepsOf(group)[0]);
+    // Step one's message is being retried: its delivery runs flaky, which threw.
+    expect(next?.type).toBe('next');
+    expect(stepsOf(next)).toEqual([
+      {
+        messageId: stepsOf(one)[0]?.messageId,
+        state: 'STEP_RETRY',
+        retries: 2,
+        retryDelay: '1000',
+        errors: [
+          expect.objectContaining({
+            error: expect.stringMatching(/^HTTP 500/),
+            status: 500,
+            body: expect.stringContaining('flaky is down'),
+            headers: expect.any(Object),
+            time: clock.now(),
+          }),
+        ],
+        nextDeliveryTime: clock.now() + 1000,
+      },
+    ]);
+
+    fixed = true;
+    clock.advance(1000);
+    await drive();
+    run = await logs();
+    expect(run.workflowState).toBe('RUN_SUCCESS');
+    const steps = run.steps.flatMap(stepsOf);
+    expect(steps.map((step) => step.stepName)).toEqual(['init', 'one', 'flaky']);
+    for (const step of steps) expectDelivery(step);
+    expect(run.steps.some((group) => group.type === 'next')).toBe(false);
   });
 
   it('starts a run from a first direct call to the endpoint', async () => {
@@ -189,6 +288,13 @@ describe.each(STORAGES)('official @upstash/workflow SDK against Ferry (%s)', (st
     expect(typeof entryA?.workflowCreatedAt).toBe('number');
     const [failedRun] = (await client.logs({ workflowRunId: a.workflowRunId })).runs;
     expect(failedRun?.workflowState).toBe('RUN_FAILED');
+    // The failure function's log has the failed step's response: its status, headers and body.
+    expect(failedRun?.failureFunction).toMatchObject({
+      state: 'CALLBACK_SUCCESS',
+      failStatus: 500,
+      failResponse: expect.stringContaining('two is broken'),
+      failHeaders: { 'Content-Type': [expect.stringContaining('text/plain')] },
+    });
     // The failed step is the last group, as the SDK's types have it.
     const last = failedRun?.steps[failedRun.steps.length - 1];
     expect(last).toMatchObject({

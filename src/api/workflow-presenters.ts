@@ -1,9 +1,19 @@
 /** The JSON shapes of workflow runs: a run in the logs, a run in the workflow DLQ. */
 import { coversHeader, redactedText, type Redaction } from '../core/redaction.js';
+import type { EventRecord, HeaderMap } from '../core/types.js';
 import type { WorkflowRun, WorkflowStep } from '../core/workflow.js';
-import { parseStepBody } from '../core/workflow.js';
+import { parseStepBody, workflowDeliveryHeaders } from '../core/workflow.js';
 import { describeAttempt, lastAttemptOf } from '../core/retry-timing.js';
+import type { PendingStep } from '../engine/workflow-pending.js';
 import { cutFields, messageJson, textOrBase64, trimCutUtf8 } from './presenters.js';
+
+/** What the logs show a run with besides its record and history. */
+export interface RunLogContext {
+  /** The header prefix (`Svc`): the protocol headers each step shows are named with it. */
+  prefix: string;
+  /** A running run's history messages not final yet (engine/workflow-pending.ts). */
+  pending?: readonly PendingStep[];
+}
 
 /** Fields of the SDK's step object that hold content: what a step was given or returned. */
 const STEP_BODY_FIELDS = ['out', 'callBody', 'callResponseBody', 'invokedWorkflowRunBody'];
@@ -38,11 +48,48 @@ function redactStep(step: Record<string, unknown>, redaction: Redaction): Record
 }
 
 /**
- * One step of a run's history as the logs show it (the SDK's step object, decoded), its content
- * redacted as the run's `<P>-Redact-Fields` asks: the trigger's payload and each step's output
- * and call body with `body`, the header maps of `context.call` with `header`.
+ * `retries`, `retryDelay` and `headers` of a step: what its message was delivered with. The
+ * headers are the forwarded ones kept with the entry and the run's protocol headers, as the
+ * delivery sends them (the latter replace a forwarded header of the same name), redacted as the
+ * run asks; the per-attempt headers (`<P>-Message-Id`, `-Retried`, `-Signature`…) are left out.
+ * An entry stored before these were kept (no `retries`) shows the run's settings: every step
+ * inherits them from the trigger, unless the SDK sent a step its own.
  */
-function stepJson(step: WorkflowStep, redaction: Redaction | undefined): Record<string, unknown> {
+function deliveryFields(
+  step: WorkflowStep,
+  run: WorkflowRun,
+  prefix: string,
+): Record<string, unknown> {
+  const kept = step.retries !== undefined;
+  const protocol = Object.entries(workflowDeliveryHeaders(prefix, run, step.callType));
+  // fromEntries, not assignment: a header name is the sender's choice (`__proto__` included).
+  const headers: HeaderMap = Object.fromEntries([
+    ...Object.entries(step.headers ?? run.settings.headers),
+    ...protocol.map(([name, value]): [string, string[]] => [name, [value]]),
+  ]);
+  const redaction = run.settings.redact;
+  return {
+    retries: step.retries ?? run.settings.retries,
+    retryDelay: kept ? step.retryDelay : run.settings.retryDelayExpression,
+    headers: redaction?.headers ? redactStepHeaders(headers, redaction) : headers,
+  };
+}
+
+/**
+ * One step of a run's history as the logs show it (the SDK's step object, decoded, with what its
+ * message was delivered with: `deliveryFields`), its content redacted as the run's
+ * `<P>-Redact-Fields` asks: the trigger's payload and each step's output and call body with
+ * `body`, the header maps (the step's own and those of `context.call`) with `header`.
+ */
+function stepJson(step: WorkflowStep, run: WorkflowRun, prefix: string): Record<string, unknown> {
+  return { ...stepContentJson(step, run.settings.redact), ...deliveryFields(step, run, prefix) };
+}
+
+/** A step's own fields: its id, type and time, and its content (see `stepJson`). */
+function stepContentJson(
+  step: WorkflowStep,
+  redaction: Redaction | undefined,
+): Record<string, unknown> {
   const head = {
     messageId: step.messageId,
     callType: step.callType,
@@ -109,11 +156,12 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  */
 function stepGroups(
   steps: WorkflowStep[],
-  redaction: Redaction | undefined,
+  run: WorkflowRun,
+  prefix: string,
 ): Record<string, unknown>[] {
   const groups: { type: 'sequential' | 'parallel'; steps: Record<string, unknown>[] }[] = [];
   for (const step of steps) {
-    const json = stepJson(step, redaction);
+    const json = stepJson(step, run, prefix);
     if (step.seq > 0 && json.stepId === 0) continue; // a plan entry of a parallel group
     const concurrent = typeof json.concurrent === 'number' ? json.concurrent : 1;
     const last = groups[groups.length - 1];
@@ -133,22 +181,69 @@ function stepGroups(
 function failedStepGroup(run: WorkflowRun): Record<string, unknown>[] {
   const dlq = run.dlq;
   if (run.state !== 'RUN_FAILED' || !dlq) return [];
-  const body = dlq.responseBody ?? new Uint8Array(0);
-  const attempt = lastAttemptOf(dlq);
-  const error = {
-    error: describeAttempt(attempt),
-    ...textOrBase64(body, 'body', 'bodyBase64'),
-    headers: dlq.responseHeader ?? {},
-    status: dlq.responseStatus,
+  const error = stepErrorJson({
+    error: describeAttempt(lastAttemptOf(dlq)),
+    responseBody: dlq.responseBody,
+    responseHeader: dlq.responseHeader,
+    responseStatus: dlq.responseStatus,
     time: dlq.createdAt,
-  };
+  });
   const step = {
     messageId: dlq.message.id,
     state: 'STEP_FAILED',
     retries: dlq.message.maxRetries,
+    retryDelay: dlq.message.spec.retryDelayExpression,
     errors: [error],
   };
   return [{ type: 'next', steps: [step] }];
+}
+
+/**
+ * The last group of a running run: the messages of its history not final yet (`pending`), as
+ * the SDK's `{type: "next"}` group: `STEP_PROGRESS` before a first attempt failed, then
+ * `STEP_RETRY` with the failed attempts as `errors` and the retry's `nextDeliveryTime`.
+ */
+function pendingStepGroup(
+  run: WorkflowRun,
+  pending: readonly PendingStep[] | undefined,
+): Record<string, unknown>[] {
+  if (run.state !== 'RUN_STARTED' || !pending || pending.length === 0) return [];
+  const steps = pending.map(({ message, errors, nextDeliveryTime }) => ({
+    messageId: message.id,
+    state: message.retried > 0 ? 'STEP_RETRY' : 'STEP_PROGRESS',
+    retries: message.maxRetries,
+    retryDelay: message.spec.retryDelayExpression,
+    errors: errors.length > 0 ? errors.map(eventStepError) : undefined,
+    nextDeliveryTime,
+  }));
+  return [{ type: 'next', steps }];
+}
+
+/** A failed attempt's ERROR event as the SDK's `StepError`. */
+const eventStepError = (event: EventRecord): Record<string, unknown> =>
+  stepErrorJson({ ...event, error: event.error ?? '' });
+
+/**
+ * The SDK's `StepError`: an attempt's error text (as the events log has it: `HTTP 500: …`) and
+ * its response's body (text, else `bodyBase64`; cut by a list: `bodyTruncated`, `bodySize`),
+ * headers and status.
+ */
+function stepErrorJson(
+  attempt: Pick<
+    EventRecord,
+    'responseBody' | 'responseBodySize' | 'responseHeader' | 'responseStatus' | 'time'
+  > & { error: string },
+): Record<string, unknown> {
+  const body = attempt.responseBody ?? new Uint8Array(0);
+  const cut = attempt.responseBodySize;
+  return {
+    error: attempt.error,
+    ...textOrBase64(cut === undefined ? body : trimCutUtf8(body), 'body', 'bodyBase64'),
+    ...cutFields('body', cut),
+    headers: attempt.responseHeader ?? {},
+    status: attempt.responseStatus,
+    time: attempt.time,
+  };
 }
 
 /**
@@ -156,7 +251,11 @@ function failedStepGroup(run: WorkflowRun): Record<string, unknown>[] {
  * with `body`, its result (`workflowRunResponse`). The SDK's own history fetch
  * (`GET /v2/workflows/runs/{id}`) is not: the run needs the real step results to go on.
  */
-export function workflowRunJson(run: WorkflowRun, steps: WorkflowStep[]): Record<string, unknown> {
+export function workflowRunJson(
+  run: WorkflowRun,
+  steps: WorkflowStep[],
+  context: RunLogContext,
+): Record<string, unknown> {
   const redaction = run.settings.redact;
   return {
     workflowRunId: run.runId,
@@ -167,7 +266,11 @@ export function workflowRunJson(run: WorkflowRun, steps: WorkflowStep[]): Record
     workflowRunCallerIp: run.callerIp,
     workflowRunResponse:
       redaction?.body && run.response !== undefined ? redactedText(run.response) : run.response,
-    steps: [...stepGroups(steps, redaction), ...failedStepGroup(run)],
+    steps: [
+      ...stepGroups(steps, run, context.prefix),
+      ...failedStepGroup(run),
+      ...pendingStepGroup(run, context.pending),
+    ],
     label: run.labels?.[0],
     labels: run.labels,
     flowControlKey: run.settings.flowControl?.key,
@@ -187,6 +290,13 @@ export function workflowRunJson(run: WorkflowRun, steps: WorkflowStep[]): Record
           state: run.failureFunctionState,
           dlqId: run.dlq.dlqId,
           failStatus: run.dlq.responseStatus,
+          failHeaders: run.dlq.responseHeader ?? {},
+          // The failed step's response (its body as the failure callback's `body` carried it).
+          ...textOrBase64(
+            run.dlq.responseBody ?? new Uint8Array(0),
+            'failResponse',
+            'failResponseBase64',
+          ),
           responseStatus: run.dlq.failureResponseStatus,
         }
       : undefined,

@@ -150,6 +150,16 @@ export interface WorkflowStep {
   createdAt: number;
   /** Set when a list cut `body` (see `bodyCut`): the whole body's length, bytes. */
   bodySize?: number;
+  /**
+   * What the entry's message was delivered with, kept for the logs (the message row is deleted
+   * once delivered): its retries setting (`maxRetries`), its retry-delay expression when it had
+   * one, and its forwarded headers (`spec.headers`; the protocol headers follow from the run,
+   * see {@link workflowDeliveryHeaders}). `retries` and `headers` are absent only on entries
+   * stored before they were kept (migration 017); the logs show the run's settings for those.
+   */
+  retries?: number;
+  retryDelay?: string;
+  headers?: HeaderMap;
 }
 
 /**
@@ -163,6 +173,30 @@ export function workflowRunCursor(run: WorkflowRun, inDlq: boolean): string {
 export const newWorkflowRunId = (now?: number): string => newId('wfr', now);
 
 const RUN_ID = /^[A-Za-z0-9_.-]{1,256}$/;
+
+/**
+ * The protocol headers a delivery of a run's message to the workflow URL carries besides the
+ * message's own (forwarded) headers: the run's id, URL, creation time and labels, and the failure
+ * flags on a failure function's call. The delivery sends them (engine/workflow-delivery.ts) and
+ * the logs show them with each step.
+ */
+export function workflowDeliveryHeaders(
+  prefix: string,
+  run: Pick<WorkflowRun, 'runId' | 'url' | 'createdAt' | 'labels'>,
+  callType: WorkflowCallType,
+): Record<string, string> {
+  const headers: Record<string, string> = {
+    [`${prefix}-Workflow-RunId`]: run.runId,
+    [`${prefix}-Workflow-Url`]: run.url,
+    [`${prefix}-Workflow-CreatedAt`]: String(run.createdAt),
+  };
+  if (run.labels) headers[`${prefix}-Label`] = run.labels.join(',');
+  if (callType === 'failureCall') {
+    headers[`${prefix}-Workflow-Is-Failure`] = 'true';
+    headers[`${prefix}-Workflow-Failure-Callback`] = 'true';
+  }
+  return headers;
+}
 
 /** The protocol headers of a publish, when it belongs to a run. */
 export interface WorkflowHeaders {

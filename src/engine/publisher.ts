@@ -335,11 +335,14 @@ export class Publisher {
   }
 }
 
-/** The history entry a workflow message adds to its run: its id and the body it carries. */
+/**
+ * The history entry a workflow message adds to its run: its id, the body it carries, and what it
+ * is delivered with (retries, retry delay, forwarded headers), which the logs show.
+ */
 export function historyEntry(message: Message): WorkflowStep {
   const wf = message.spec.workflow;
   if (!wf) throw new Error(`message ${message.id} is not a workflow message`);
-  return {
+  const step: WorkflowStep = {
     accountId: message.accountId,
     runId: wf.runId,
     seq: 0,
@@ -347,5 +350,10 @@ export function historyEntry(message: Message): WorkflowStep {
     callType: wf.callType,
     body: message.body,
     createdAt: message.createdAt,
+    retries: message.maxRetries,
+    headers: message.spec.headers,
   };
+  const retryDelay = message.spec.retryDelayExpression;
+  if (retryDelay !== undefined) step.retryDelay = retryDelay;
+  return step;
 }

@@ -3,7 +3,7 @@
  * history up to the delivered message as the body (see core/workflow.ts).
  */
 import type { Message } from '../core/types.js';
-import { historyBody } from '../core/workflow.js';
+import { historyBody, workflowDeliveryHeaders } from '../core/workflow.js';
 import type { Executor } from '../storage/driver.js';
 import { claimWaitTimeout } from './workflow-events.js';
 
@@ -39,16 +39,7 @@ export class WorkflowDelivery {
       }
       return undefined;
     }
-    const headers: Record<string, string> = {
-      [`${prefix}-Workflow-RunId`]: run.runId,
-      [`${prefix}-Workflow-Url`]: run.url,
-      [`${prefix}-Workflow-CreatedAt`]: String(run.createdAt),
-    };
-    if (run.labels) headers[`${prefix}-Label`] = run.labels.join(',');
-    if (wf.callType === 'failureCall') {
-      headers[`${prefix}-Workflow-Is-Failure`] = 'true';
-      headers[`${prefix}-Workflow-Failure-Callback`] = 'true';
-    }
+    const headers = workflowDeliveryHeaders(prefix, run, wf.callType);
     if (wf.callType !== 'step') return { headers, body: message.body };
     let steps = await executor.workflowStepList({ accountId: run.accountId, runId: run.runId });
     if (wf.waitFor !== undefined && !steps.some((s) => s.messageId === message.id)) {

@@ -338,7 +338,11 @@ export interface WorkflowRun {
   workflowRunCompletedAt?: number;
   workflowRunCallerIp: string;
   workflowRunResponse?: string;
-  /** The history; a failed run in the DLQ ends with a `next` group: its failed step. */
+  /**
+   * The history (each step with the `retries`, `retryDelay` and `headers` it was delivered
+   * with); a failed run in the DLQ ends with a `next` group holding its failed step, a running
+   * run with one holding the steps it is at (`STEP_PROGRESS`, `STEP_RETRY`).
+   */
   steps: { type: 'sequential' | 'parallel' | 'next'; steps: Record<string, unknown>[] }[];
   label?: string;
   labels?: string[];

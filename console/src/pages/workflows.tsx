@@ -175,18 +175,29 @@ function text(value: unknown): string {
 }
 
 /**
- * The step of a failed run's last group (`type: "next"`, state `STEP_FAILED`): it never wrote a
- * result, so it is shown by its last error, at that error's time.
+ * A step of a run's last group (`type: "next"`): the step a failed run failed at
+ * (`STEP_FAILED`), or one a running run is at (`STEP_PROGRESS`, `STEP_RETRY` after failed
+ * attempts). It wrote no result, so it is shown by its last error at that error's time, or, with
+ * none, as waiting for its next delivery time.
  */
-function failedStep(step: Step): Step {
-  const [error] = (step.errors as { error?: string; time?: number }[] | undefined) ?? [];
+function nextStep(step: Step): Step {
+  const errors = (step.errors as { error?: string; time?: number }[] | undefined) ?? [];
+  const last = errors[errors.length - 1];
+  const failed = step.state === 'STEP_FAILED';
   return {
-    stepName: 'failed step',
-    stepType: 'STEP_FAILED',
+    stepName: failed ? 'failed step' : 'next step',
+    stepType: failed ? 'STEP_FAILED' : text(step.state),
     ...step,
-    out: error?.error,
-    createdAt: error?.time,
+    out: last?.error ?? (failed ? undefined : 'waiting'),
+    createdAt: last?.time ?? step.nextDeliveryTime,
   };
+}
+
+/** The timeline's colour of a step, by its `state` (a history entry's is `STEP_SUCCESS`). */
+function stepTone(step: Step): string {
+  if (step.state === 'STEP_FAILED') return 'failed';
+  if (step.state === 'STEP_RETRY') return 'error';
+  return step.state === 'STEP_PROGRESS' ? 'active' : 'delivered';
 }
 
 function stepText(step: Step): string {
@@ -212,7 +223,7 @@ export function WorkflowRunPage(props: { runId: string }) {
     onSuccess: () => client.invalidateQueries({ queryKey: ['workflow-runs'] }),
   });
   const steps = (run.data?.steps ?? []).flatMap((g) =>
-    g.steps.map((s): Step => ({ ...(g.type === 'next' ? failedStep(s) : s), group: g.type })),
+    g.steps.map((s): Step => ({ ...(g.type === 'next' ? nextStep(s) : s), group: g.type })),
   );
   const start = run.data?.workflowRunCreatedAt ?? 0;
   return (
@@ -280,10 +291,7 @@ export function WorkflowRunPage(props: { runId: string }) {
           <h2>Steps</h2>
           <ol class="timeline" aria-label="Steps">
             {steps.map((step, i) => (
-              <li
-                key={i}
-                class={`step state-${step.state === 'STEP_FAILED' ? 'failed' : 'delivered'}`}
-              >
+              <li key={i} class={`step state-${stepTone(step)}`}>
                 <strong>{text(step.stepName) || `step ${i}`}</strong>
                 <span class="badge">{text(step.stepType) || text(step.callType)}</span>
                 {step.group === 'parallel' && <span class="muted">parallel</span>}

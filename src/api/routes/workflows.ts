@@ -11,6 +11,7 @@ import { rawSteps, workflowRunCursor, type WorkflowRun } from '../../core/workfl
 import { resumeWorkflowRun, type WorkflowOverride } from '../../engine/workflow-resume.js';
 import { failureCall } from '../../engine/workflow-outcomes.js';
 import { deliverInvokeResult } from '../../engine/workflow-invoke.js';
+import { pendingSteps } from '../../engine/workflow-pending.js';
 import type { InvokeResult } from '../../core/workflow-invoke.js';
 import { eventOf } from '../../engine/records.js';
 import type { ApiContext } from '../context.js';
@@ -204,15 +205,16 @@ export function workflowRoutes(app: FastifyInstance, ctx: ApiContext): void {
           count: n,
         }),
       cursorOf: (run) => workflowRunCursor(run, false),
-      present: async (run) =>
-        workflowRunJson(
-          run,
-          await ctx.executor.workflowStepList({
-            accountId: run.accountId,
-            runId: run.runId,
-            bodyCut,
-          }),
-        ),
+      present: async (run) => {
+        const { executor, prefix } = ctx;
+        const steps = await executor.workflowStepList({
+          accountId: run.accountId,
+          runId: run.runId,
+          bodyCut,
+        });
+        const pending = await pendingSteps(executor, run, steps, bodyCut);
+        return workflowRunJson(run, steps, { prefix, pending });
+      },
       // A run shows its history: several steps, each cut.
       itemBytes: 8 * itemBytes(bodyCut),
     });

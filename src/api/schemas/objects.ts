@@ -188,21 +188,37 @@ const StepOut = Type.Object({
   messageId: opt(S()),
   callType: opt(S()),
   createdAt: opt(Millis('Unix ms')),
-  state: opt(S()),
+  state: opt(
+    S(
+      '`STEP_SUCCESS`: a result in the history; in the last group (`next`), `STEP_PROGRESS` or `STEP_RETRY`: a step a running run is at, `STEP_FAILED`: the step a failed run failed at',
+    ),
+  ),
   stepId: opt(I()),
   stepName: opt(S()),
   stepType: opt(S()),
   out: opt(Type.Unknown()),
   body: opt(Type.Unknown()),
   concurrent: opt(I()),
-  retries: opt(I()),
-  /** On the failed step of a failed run (`STEP_FAILED`): its last attempt. */
+  retries: opt(I('The retries setting of the message that carried the step')),
+  retryDelay: opt(S('Its retry-delay expression, when it had one')),
+  headers: opt(
+    Type.Record(Type.String(), Type.Array(Type.String()), {
+      description:
+        'The headers its message was delivered with to the workflow URL: the forwarded headers and the workflow protocol headers (`<P>-Workflow-RunId`…), redacted as the run’s `<P>-Redact-Fields` asks',
+    }),
+  ),
+  nextDeliveryTime: opt(
+    Millis('`next` group of a running run: when the step’s current attempt is (or was) due'),
+  ),
+  /** Failed attempts: the last one of a failed run's step, each one of a step being retried. */
   errors: opt(
     Type.Array(
       Type.Object({
         error: S(),
         body: opt(S()),
         bodyBase64: opt(S()),
+        bodyTruncated: opt(Type.Boolean()),
+        bodySize: opt(I('The whole body’s length, bytes, when `bodyCut` cut it')),
         headers: HeaderMapOut,
         status: opt(I()),
         time: Millis('Unix ms'),
@@ -222,7 +238,8 @@ export const WorkflowRunOut = Type.Object(
     workflowRunResponse: opt(S()),
     steps: Type.Array(
       Type.Object({
-        // `next`: the step a failed run failed at (the last group, on failed runs only).
+        // `next` (the last group): the step a failed run failed at, or the steps a running run
+        // is at (its history messages not delivered yet).
         type: Type.Enum(['sequential', 'parallel', 'next']),
         steps: Type.Array(StepOut),
       }),
@@ -231,7 +248,18 @@ export const WorkflowRunOut = Type.Object(
     labels: opt(Type.Array(S())),
     flowControlKey: opt(S()),
     dlqId: opt(S()),
-    resumedFrom: opt(S()),
+    resumedFrom: opt(
+      Type.Object(
+        { runId: S(), kind: Type.Enum(['resume', 'restart']) },
+        { description: 'The failed run this one resumed or restarted' },
+      ),
+    ),
+    invoker: opt(
+      Type.Object(
+        { workflowRunId: S(), workflowUrl: S(), workflowRunCreatedAt: Millis('Unix ms') },
+        { description: 'The run whose `context.invoke` started this one' },
+      ),
+    ),
     failureFunction: opt(
       Type.Object({
         messageId: S(),
@@ -239,6 +267,13 @@ export const WorkflowRunOut = Type.Object(
         state: opt(Type.Enum([...FAILURE_FUNCTION_STATES])),
         dlqId: S(),
         failStatus: opt(I()),
+        failHeaders: opt(
+          Type.Record(Type.String(), Type.Array(Type.String()), {
+            description: 'The failed step’s response headers',
+          }),
+        ),
+        failResponse: opt(S('The failed step’s response body, as text')),
+        failResponseBase64: opt(S('Instead of `failResponse` when the body is not UTF-8')),
         responseStatus: opt(I()),
       }),
     ),

@@ -1,7 +1,8 @@
 /** Workflow runs: insert (duplicate ids), get, update (guarded by state), list with filters and cursors, history append/list. */
 import { expect, it } from 'vitest';
 import { newDlqId, newId } from '../../core/ids.js';
-import type { WorkflowRun } from '../../core/workflow.js';
+import type { HeaderMap } from '../../core/types.js';
+import type { WorkflowRun, WorkflowStep } from '../../core/workflow.js';
 import type { WorkflowRunFilter } from '../driver.js';
 import { BINARY_BODY, T0, makeMessage, plain } from './fixtures.js';
 import type { SuiteContext } from './suite.js';
@@ -16,6 +17,23 @@ export function makeRun(accountId: string, overrides: Partial<WorkflowRun> = {})
     updatedAt: T0,
     callerIp: '10.0.0.1',
     settings: { headers: { 'X-A': ['1'] }, retries: 3 },
+    ...overrides,
+  };
+}
+
+/** A history entry of `run`: entry 0 (the store numbers it), with a binary body. */
+export function makeStep(
+  run: Pick<WorkflowRun, 'accountId' | 'runId'>,
+  overrides: Partial<WorkflowStep> = {},
+): WorkflowStep {
+  return {
+    accountId: run.accountId,
+    runId: run.runId,
+    seq: 0,
+    messageId: newId('msg'),
+    callType: 'step',
+    body: BINARY_BODY,
+    createdAt: T0,
     ...overrides,
   };
 }
@@ -129,17 +147,7 @@ export function workflowCases(ctx: SuiteContext): void {
     const sameId = makeRun(newId('acct'), { runId: a.runId }); // another account, same run id
     for (const run of [a, b, sameId]) await ex.workflowRunInsert({ run });
     const step = (run: WorkflowRun, messageId: string) =>
-      ex.workflowStepAppend({
-        step: {
-          accountId: run.accountId,
-          runId: run.runId,
-          seq: 0,
-          messageId,
-          callType: 'step',
-          body: BINARY_BODY,
-          createdAt: T0,
-        },
-      });
+      ex.workflowStepAppend({ step: makeStep(run, { messageId }) });
     await step(a, 'msg_a');
     await step(sameId, 'msg_same_id');
     const ids = async (filter: WorkflowRunFilter) =>
@@ -194,6 +202,44 @@ export function workflowCases(ctx: SuiteContext): void {
     expect(await ex.workflowStepList({ accountId, runId: 'wfr_other' })).toEqual([]);
   });
 
+  it('workflowStepAppend keeps what the entry was delivered with; an entry without it lists without it', async () => {
+    const ex = ctx.executor();
+    const accountId = newId('acct');
+    const run = makeRun(accountId);
+    await ex.workflowRunInsert({ run });
+    const entry = (messageId: string) => makeStep(run, { messageId });
+    // Header names and values are the sender's: any token, any value a header can carry.
+    const headers: HeaderMap = Object.fromEntries([
+      ['Content-Type', ['application/json']],
+      ['X-Multi', ['one', 'two, with comma', '']],
+      ['X-Unicode', ['héllo ✓']],
+      ['__proto__', ['not a prototype']],
+      ['X-Quote', ['"q" \\ {}']],
+    ]);
+    const delivered = {
+      ...entry('m_kept'),
+      retries: 0,
+      retryDelay: 'pow(2, retried) * 1000',
+      headers,
+    };
+    await ex.workflowStepAppend({ step: entry('m_old') }); // as stored before migration 017
+    await ex.workflowStepAppend({ step: delivered });
+    await ex.workflowStepAppend({ step: { ...entry('m_no_delay'), retries: 5, headers: {} } });
+    const [old, kept, noDelay] = await ex.workflowStepList({ accountId, runId: run.runId });
+    expect(plain(old)).toEqual(plain(entry('m_old')));
+    expect(old && 'retries' in old).toBe(false);
+    expect(plain(kept)).toEqual(plain({ ...delivered, seq: 1 }));
+    expect(Object.getPrototypeOf(kept?.headers)).toBe(Object.prototype);
+    expect(Object.keys(kept?.headers ?? {})).toContain('__proto__');
+    expect(plain(noDelay)).toEqual(
+      plain({ ...entry('m_no_delay'), seq: 2, retries: 5, headers: {} }),
+    );
+    // A list that cuts bodies still returns them.
+    const [, cut] = await ex.workflowStepList({ accountId, runId: run.runId, bodyCut: 2 });
+    expect(cut?.retries).toBe(0);
+    expect(plain(cut?.headers)).toEqual(plain(headers));
+  });
+
   it('workflowRunDeleteEnded deletes ended runs past retention with their history, not running or DLQ ones', async () => {
     const ex = ctx.executor();
     const accountId = newId('acct');
@@ -210,17 +256,7 @@ export function workflowCases(ctx: SuiteContext): void {
     });
     for (const run of [ended, cancelled, running, recent, inDlq]) {
       await ex.workflowRunInsert({ run });
-      await ex.workflowStepAppend({
-        step: {
-          accountId,
-          runId: run.runId,
-          seq: 0,
-          messageId: newId('msg'),
-          callType: 'step',
-          createdAt: old,
-          body: BINARY_BODY,
-        },
-      });
+      await ex.workflowStepAppend({ step: makeStep(run, { createdAt: old }) });
     }
     const before = T0 - 5 * 86_400_000;
     expect(await ex.workflowRunDeleteEnded({ before, limit: 1 })).toBe(1);

@@ -20,6 +20,7 @@ import {
   workflowRunPage,
   workflowRunValues,
   workflowRunWhere,
+  workflowStepDeliveryValues,
   workflowStepFromRow,
   WORKFLOW_WAITER_COLUMNS,
   workflowWaiterFromRow,
@@ -105,10 +106,13 @@ export async function workflowStepAppend(
 ): Promise<number> {
   await db`SELECT 1 FROM workflow_runs
     WHERE account_id = ${step.accountId} AND run_id = ${step.runId} FOR UPDATE`;
+  const [retries, retryDelay, headers] = workflowStepDeliveryValues(step);
   const [row] = await db<{ seq: number }[]>`
-    INSERT INTO workflow_steps (account_id, run_id, seq, message_id, call_type, created_at, body)
+    INSERT INTO workflow_steps (account_id, run_id, seq, message_id, call_type, created_at, body,
+      retries, retry_delay, headers)
     SELECT ${step.accountId}, ${step.runId}, COALESCE(max(seq) + 1, 0), ${step.messageId},
-      ${step.callType}, ${step.createdAt}, ${db.typed(step.body, BYTEA_OID)}
+      ${step.callType}, ${step.createdAt}, ${db.typed(step.body, BYTEA_OID)},
+      ${retries}::integer, ${retryDelay}::text, ${headers}::text
     FROM workflow_steps WHERE account_id = ${step.accountId} AND run_id = ${step.runId}
     RETURNING seq`;
   return Number(row?.seq ?? 0);
@@ -117,6 +121,7 @@ export async function workflowStepAppend(
 export async function workflowStepList(db: Db, p: WorkflowStepListParams): Promise<WorkflowStep[]> {
   const rows = await db<WorkflowStepRow[]>`
     SELECT account_id, run_id, seq, message_id, call_type, created_at,
+      retries, retry_delay, headers,
       substring(body from 1 for ${p.bodyCut ?? 2_147_483_647}) AS body,
       octet_length(body) AS body_size
     FROM workflow_steps WHERE account_id = ${p.accountId} AND run_id = ${p.runId}

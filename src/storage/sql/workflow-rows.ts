@@ -49,6 +49,11 @@ export interface WorkflowStepRow {
   body: Uint8Array;
   /** The whole length of `body` when a list may have cut it. */
   body_size?: Int8 | null;
+  /** What the entry's message was delivered with (017); NULL on entries stored before. */
+  retries: Int8 | null;
+  retry_delay: string | null;
+  /** JSON of the forwarded headers (`HeaderMap`). */
+  headers: string | null;
 }
 
 export const WORKFLOW_RUN_COLUMNS = [
@@ -173,7 +178,21 @@ export function workflowStepFromRow(row: WorkflowStepRow): WorkflowStep {
   };
   const size = cutSize(row.body, row.body_size);
   if (size !== undefined) step.bodySize = size;
+  if (row.retries !== null) step.retries = Number(row.retries);
+  if (row.retry_delay !== null) step.retryDelay = row.retry_delay;
+  if (row.headers !== null) step.headers = JSON.parse(row.headers) as HeaderMap;
   return step;
+}
+
+/** The `retries, retry_delay, headers` values of a new history entry, in that order. */
+export function workflowStepDeliveryValues(
+  step: WorkflowStep,
+): [retries: number | null, retryDelay: string | null, headers: string | null] {
+  return [
+    step.retries ?? null,
+    step.retryDelay ?? null,
+    step.headers === undefined ? null : JSON.stringify(step.headers),
+  ];
 }
 
 /**

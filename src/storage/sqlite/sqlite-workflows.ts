@@ -25,6 +25,7 @@ import {
   workflowRunPage,
   workflowRunValues,
   workflowRunWhere,
+  workflowStepDeliveryValues,
   workflowStepFromRow,
   WORKFLOW_WAITER_COLUMNS,
   workflowWaiterFromRow,
@@ -105,8 +106,8 @@ export class SqliteWorkflowOps {
         .get(step.accountId, step.runId) as { seq: number | null };
       const seq = last.seq === null ? 0 : last.seq + 1;
       st.get(
-        `INSERT INTO workflow_steps (account_id, run_id, seq, message_id, call_type, created_at, body)
-          VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO workflow_steps (account_id, run_id, seq, message_id, call_type, created_at, body,
+          retries, retry_delay, headers) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ).run(
         step.accountId,
         step.runId,
@@ -115,6 +116,7 @@ export class SqliteWorkflowOps {
         step.callType,
         step.createdAt,
         Buffer.from(step.body.buffer, step.body.byteOffset, step.body.byteLength),
+        ...workflowStepDeliveryValues(step),
       );
       return seq;
     });
@@ -124,6 +126,7 @@ export class SqliteWorkflowOps {
     const rows = this.statements
       .get(
         'SELECT account_id, run_id, seq, message_id, call_type, created_at, ' +
+          'retries, retry_delay, headers, ' +
           'ifnull(substr(body, 1, ?), body) AS body, length(body) AS body_size ' +
           'FROM workflow_steps WHERE account_id = ? AND run_id = ? ORDER BY seq',
       )
