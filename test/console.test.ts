@@ -343,6 +343,43 @@ describe('console', () => {
     }
   });
 
+  it('shows the step a running run is retrying, with its error, apart from failed steps', async () => {
+    // The first step fails; its retry is a minute away, so the run stays at it.
+    const workflow = await startReceiver(() => ({ status: 503, body: 'step unavailable' }));
+    try {
+      const trigger = await t.api(`/v2/publish/${workflow.url}/wf`, {
+        method: 'POST',
+        headers: {
+          'Svc-Workflow-RunId': 'wfr_console-retrying',
+          'Svc-Workflow-Init': 'true',
+          'Svc-Retries': '2',
+          'Svc-Retry-Delay': '60000',
+        },
+        body: 'payload',
+      });
+      expect(trigger.status).toBe(200);
+      await eventually(async () => {
+        const logs = (await (
+          await t.api('/v2/workflows/logs?workflowRunId=wfr_console-retrying')
+        ).json()) as { runs: { steps: { type: string; steps: { state: string }[] }[] }[] };
+        const next = logs.runs[0]?.steps.find((g) => g.type === 'next');
+        return next?.steps[0]?.state === 'STEP_RETRY';
+      }, 'the run shows its step retrying');
+
+      const { page } = await open('/workflows/runs/wfr_console-retrying');
+      const steps = page.getByRole('list', { name: 'Steps' });
+      const next = steps.getByRole('listitem').filter({ hasText: 'next step' });
+      await next.getByText('STEP_RETRY').waitFor();
+      expect(await next.innerText()).toContain('503');
+      expect(await next.getAttribute('class')).toContain('state-error');
+      expect(await steps.getByText('failed step').count()).toBe(0);
+      await screenshot(page, 'workflow-run-retrying');
+    } finally {
+      await workflow.close();
+      await t.api('/v2/workflows/runs/wfr_console-retrying', { method: 'DELETE' });
+    }
+  });
+
   it('publishes from the form, links the answer to Logs, and shows the API error text', async () => {
     const target = await startReceiver();
     try {
