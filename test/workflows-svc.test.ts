@@ -377,3 +377,43 @@ describe('lazy fetch of the history', () => {
     }
   });
 });
+
+describe('the logs of a step', () => {
+  it("show Ferry's own id, state and settings even when the step's body names them", async () => {
+    const clock = new ManualClock(Date.now());
+    const t = await startFerry({ clock, engine: false });
+    const endpoint = await startReceiver(() => ({ status: 200 }));
+    try {
+      const headers = { 'Svc-Workflow-RunId': 'wfr_spoof', 'Content-Type': 'application/json' };
+      const url = `/v2/publish/${endpoint.url}/wf`;
+      const init = { ...headers, 'Svc-Workflow-Init': 'true' };
+      expect((await t.api(url, { method: 'POST', headers: init, body: 'p' })).status).toBe(200);
+      // A step result whose body (untrusted: whatever the endpoint sent) claims other values.
+      const body = JSON.stringify({
+        stepId: 1,
+        stepName: 's1',
+        stepType: 'Run',
+        out: 'x',
+        concurrent: 1,
+        messageId: 'msg_spoofed',
+        state: 'STEP_FAILED',
+        createdAt: 1,
+        retries: 99,
+        headers: { 'X-Fake': ['yes'] },
+      });
+      const step = { ...headers, 'Svc-Workflow-Init': 'false', 'Svc-Retries': '2' };
+      const published = await t.api(url, { method: 'POST', headers: step, body });
+      const { messageId } = (await published.json()) as { messageId: string };
+      const logs = (await (await t.api('/v2/workflows/logs?workflowRunId=wfr_spoof')).json()) as {
+        runs: { steps: { steps: Record<string, unknown>[] }[] }[];
+      };
+      const shown = logs.runs[0]?.steps.flatMap((g) => g.steps).find((s) => s.stepId === 1);
+      expect(shown).toMatchObject({ messageId, state: 'STEP_SUCCESS', retries: 2, out: 'x' });
+      expect(shown?.createdAt).toBe(clock.now());
+      expect(shown?.headers).not.toHaveProperty('X-Fake');
+    } finally {
+      await t.close();
+      await endpoint.close();
+    }
+  });
+});

@@ -124,7 +124,9 @@ function stepContentJson(
   const parsed = parseStepBody(step.body);
   if (parsed) {
     const shown = waitOutDecoded(parsed);
-    return { ...head, ...(redaction ? redactStep(shown, redaction) : shown) };
+    // The body is what the workflow endpoint sent: Ferry's own fields come last, so a body
+    // naming `messageId` or `state` cannot stand in for them.
+    return { ...(redaction ? redactStep(shown, redaction) : shown), ...head };
   }
   return {
     ...head,
