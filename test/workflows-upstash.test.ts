@@ -172,6 +172,8 @@ describe.each(STORAGES)('official @upstash/workflow SDK against Ferry (%s)', (st
     expect(stepsOf(next)).toEqual([
       {
         messageId: stepsOf(one)[0]?.messageId,
+        // The SDK names the step that threw in its error response (Upstash-Error-Step-Name).
+        stepName: 'flaky',
         state: 'STEP_RETRY',
         retries: 2,
         retryDelay: '1000',
@@ -302,6 +304,7 @@ describe.each(STORAGES)('official @upstash/workflow SDK against Ferry (%s)', (st
       steps: [
         {
           messageId: (entryA as { messageId?: string } | undefined)?.messageId,
+          stepName: 'two',
           state: 'STEP_FAILED',
           retries: 0,
           errors: [{ status: 500, error: expect.stringMatching(/^HTTP 500/) }],

@@ -180,7 +180,7 @@ function stepGroups(
  * `StepError`: the error text the events log shows, the response's body, headers and status).
  * The failed step never wrote a result, so the history has no entry of it.
  */
-function failedStepGroup(run: WorkflowRun): Record<string, unknown>[] {
+function failedStepGroup(run: WorkflowRun, prefix: string): Record<string, unknown>[] {
   const dlq = run.dlq;
   if (run.state !== 'RUN_FAILED' || !dlq) return [];
   const error = stepErrorJson({
@@ -192,6 +192,7 @@ function failedStepGroup(run: WorkflowRun): Record<string, unknown>[] {
   });
   const step = {
     messageId: dlq.message.id,
+    stepName: errorStepName(dlq.responseHeader, prefix),
     state: 'STEP_FAILED',
     retries: dlq.message.maxRetries,
     retryDelay: dlq.message.spec.retryDelayExpression,
@@ -208,10 +209,12 @@ function failedStepGroup(run: WorkflowRun): Record<string, unknown>[] {
 function pendingStepGroup(
   run: WorkflowRun,
   pending: readonly PendingStep[] | undefined,
+  prefix: string,
 ): Record<string, unknown>[] {
   if (run.state !== 'RUN_STARTED' || !pending || pending.length === 0) return [];
   const steps = pending.map(({ message, errors, nextDeliveryTime }) => ({
     messageId: message.id,
+    stepName: errorStepName(errors[errors.length - 1]?.responseHeader, prefix),
     state: message.retried > 0 ? 'STEP_RETRY' : 'STEP_PROGRESS',
     retries: message.maxRetries,
     retryDelay: message.spec.retryDelayExpression,
@@ -219,6 +222,19 @@ function pendingStepGroup(
     nextDeliveryTime,
   }));
   return [{ type: 'next', steps }];
+}
+
+/**
+ * The name of the step a failed attempt was running, as the workflow SDK reports it in its
+ * error response (`<P>-Error-Step-Name`); undefined when the response had none.
+ */
+function errorStepName(headers: HeaderMap | undefined, prefix: string): string | undefined {
+  if (!headers) return undefined;
+  const wanted = `${prefix}-error-step-name`.toLowerCase();
+  for (const [name, values] of Object.entries(headers)) {
+    if (name.toLowerCase() === wanted) return values[0];
+  }
+  return undefined;
 }
 
 /** A failed attempt's ERROR event as the SDK's `StepError`. */
@@ -270,8 +286,8 @@ export function workflowRunJson(
       redaction?.body && run.response !== undefined ? redactedText(run.response) : run.response,
     steps: [
       ...stepGroups(steps, run, context.prefix),
-      ...failedStepGroup(run),
-      ...pendingStepGroup(run, context.pending),
+      ...failedStepGroup(run, context.prefix),
+      ...pendingStepGroup(run, context.pending, context.prefix),
     ],
     label: run.labels?.[0],
     labels: run.labels,

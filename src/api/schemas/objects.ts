@@ -194,7 +194,11 @@ const StepOut = Type.Object({
     ),
   ),
   stepId: opt(I()),
-  stepName: opt(S()),
+  stepName: opt(
+    S(
+      'The step’s name; in the `next` group, as the last failed attempt’s response named it (`<P>-Error-Step-Name`)',
+    ),
+  ),
   stepType: opt(S()),
   out: opt(Type.Unknown()),
   body: opt(Type.Unknown()),
