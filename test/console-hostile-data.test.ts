@@ -5,17 +5,17 @@
  * Publish form, and bidi overrides in untrusted text (isolated from the console's own words).
  * Hostile names are in console-hostile-names.test.ts.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Locator, Page } from 'playwright-core';
 import {
   eventually,
-  launchBrowser,
+  useConsoleSuite,
   goTo,
   openSignedIn,
   type ConsolePage,
   type TestBrowser,
 } from './helpers/browser.js';
-import { startFerry, type TestFerry } from './helpers/ferry.js';
+import type { TestFerry } from './helpers/ferry.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 import { buildMessage } from '../src/core/build-message.js';
 import { DEFAULT_PLANS } from '../src/core/plans.js';
@@ -31,16 +31,8 @@ const open = (path: string, width?: number): Promise<Page> =>
 
 const go = (page: Page, path: string): Promise<void> => goTo(page, t.url, path);
 
-beforeAll(async () => {
-  // The browser first: without Chromium this fails before a Ferry (and its data directory) is
-  // started that afterAll, with nothing assigned yet, could not close.
-  browser = await launchBrowser();
-  [t, receiver] = await Promise.all([startFerry(), startReceiver()]);
-});
-
-afterAll(async () => {
-  await Promise.all([browser?.close(), receiver?.close()]);
-  await t?.close();
+useConsoleSuite((suite) => {
+  ({ browser, t, receiver } = suite);
 });
 
 describe('console with hostile content', () => {

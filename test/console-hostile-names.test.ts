@@ -5,17 +5,17 @@
  * on screen), and per-row buttons named with their row. Hostile content (headers, bodies,
  * characters) is in console-hostile-data.test.ts.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Locator, Page } from 'playwright-core';
 import {
   goTo,
-  launchBrowser,
+  useConsoleSuite,
   openSignedIn,
   type ConsolePage,
   type TestBrowser,
 } from './helpers/browser.js';
-import { startFerry, type TestFerry } from './helpers/ferry.js';
-import { startReceiver, type Receiver } from './helpers/receiver.js';
+import type { TestFerry } from './helpers/ferry.js';
+import type { Receiver } from './helpers/receiver.js';
 import type { Schedule } from '../src/core/schedule.js';
 
 let t: TestFerry;
@@ -35,16 +35,8 @@ const rowOf = (page: Page, table: string, name: string): Locator =>
     .getByRole('row')
     .filter({ has: page.getByRole('cell', { name, exact: true }).first() });
 
-beforeAll(async () => {
-  // The browser first: without Chromium this fails before a Ferry (and its data directory) is
-  // started that afterAll, with nothing assigned yet, could not close.
-  browser = await launchBrowser();
-  [t, receiver] = await Promise.all([startFerry(), startReceiver()]);
-});
-
-afterAll(async () => {
-  await Promise.all([browser?.close(), receiver?.close()]);
-  await t?.close();
+useConsoleSuite((suite) => {
+  ({ browser, t, receiver } = suite);
 });
 
 /**

@@ -5,11 +5,11 @@
  * token reset), the console on `--mgmt-port`, phone width, accessible names, and no request to
  * any host but Ferry's.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import {
   eventually,
-  launchBrowser,
+  useConsoleSuite,
   screenshot,
   goTo,
   signIn,
@@ -59,16 +59,8 @@ async function expectNamedControls(page: Page): Promise<void> {
 const poll = <T>(fn: () => Promise<T> | T, options: { timeout?: number } = {}) =>
   expect.poll(fn, { timeout: 12_000, ...options });
 
-beforeAll(async () => {
-  // The browser first: without Chromium this fails before a Ferry (and its data directory) is
-  // started that afterAll, with nothing assigned yet, could not close.
-  browser = await launchBrowser();
-  [t, receiver] = await Promise.all([startFerry(), startReceiver()]);
-});
-
-afterAll(async () => {
-  await Promise.all([browser?.close(), receiver?.close()]);
-  await t?.close();
+useConsoleSuite((suite) => {
+  ({ browser, t, receiver } = suite);
 });
 
 describe('console pages', () => {

@@ -3,16 +3,16 @@
  * receivers: sign in and out, Logs with a message's timeline, DLQ retry, schedules, URL-group
  * headers, planted XSS payloads, and no request to any host but Ferry's.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   eventually,
-  launchBrowser,
+  useConsoleSuite,
   screenshot,
   signIn,
   type ConsolePage,
   type TestBrowser,
 } from './helpers/browser.js';
-import { startFerry, type TestFerry } from './helpers/ferry.js';
+import type { TestFerry } from './helpers/ferry.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 
 let t: TestFerry;
@@ -41,16 +41,8 @@ async function publish(path: string, init: RequestInit): Promise<string> {
   return ((await res.json()) as { messageId: string }).messageId;
 }
 
-beforeAll(async () => {
-  // The browser first: without Chromium this fails before a Ferry (and its data directory) is
-  // started that afterAll, with nothing assigned yet, could not close.
-  browser = await launchBrowser();
-  [t, receiver] = await Promise.all([startFerry(), startReceiver()]);
-});
-
-afterAll(async () => {
-  await Promise.all([browser?.close(), receiver?.close()]);
-  await t?.close();
+useConsoleSuite((suite) => {
+  ({ browser, t, receiver } = suite);
 });
 
 describe('console', () => {

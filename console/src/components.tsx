@@ -233,6 +233,33 @@ export function ConfirmButton(props: {
 }
 
 /**
+ * A row's Pause or Resume button (queues, schedules, flow-control keys), its accessible name
+ * saying which row (`Pause queue orders`), off with the row's other actions (`off`).
+ */
+export function PauseButton(props: {
+  paused: boolean;
+  /** What the row is, as its name says it: `queue orders`. */
+  name: string;
+  off?: { id: string; reason: string };
+  disabled?: boolean;
+  onToggle: (action: 'pause' | 'resume') => void;
+}) {
+  const label = props.paused ? 'Resume' : 'Pause';
+  return (
+    <button
+      type="button"
+      aria-label={`${label} ${props.name}`}
+      aria-describedby={props.off?.id}
+      title={props.off?.reason}
+      disabled={props.disabled || props.off !== undefined}
+      onClick={() => props.onToggle(props.paused ? 'resume' : 'pause')}
+    >
+      {label}
+    </button>
+  );
+}
+
+/**
  * The reason a row's actions are off (its name cannot go into a URL path, see paths.ts), shown
  * in the row and referenced by the buttons' `aria-describedby`.
  */

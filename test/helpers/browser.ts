@@ -5,6 +5,9 @@
  */
 import { existsSync } from 'node:fs';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll } from 'vitest';
+import { startFerry, type TestFerry } from './ferry.js';
+import { startReceiver, type Receiver } from './receiver.js';
 
 export const CHROMIUM = process.env.FERRY_CHROMIUM ?? '/usr/bin/chromium';
 
@@ -117,4 +120,31 @@ export async function eventually(check: () => Promise<boolean>, what: string): P
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
   throw new Error(`timed out waiting until ${what}`);
+}
+
+/** What a console test file runs against, for all of its tests. */
+export interface ConsoleSuite {
+  browser: TestBrowser;
+  t: TestFerry;
+  receiver: Receiver;
+}
+
+/**
+ * Starts a browser, a Ferry and a receiver before a file's tests and stops them after; `started`
+ * hands them to the file's own variables. The browser comes first: without Chromium the file
+ * fails before a Ferry (and its data directory) exists.
+ */
+export function useConsoleSuite(started: (suite: ConsoleSuite) => void): void {
+  let suite: Partial<ConsoleSuite> = {};
+  beforeAll(async () => {
+    const browser = await launchBrowser();
+    suite = { browser };
+    const [t, receiver] = await Promise.all([startFerry(), startReceiver()]);
+    suite = { browser, t, receiver };
+    started({ browser, t, receiver });
+  });
+  afterAll(async () => {
+    await Promise.all([suite.browser?.close(), suite.receiver?.close()]);
+    await suite.t?.close();
+  });
 }

@@ -15,6 +15,7 @@ import {
   Loading,
   Notice,
   PageHeader,
+  PauseButton,
 } from '../components';
 import { FilterForm, useUrlQuery } from '../filters';
 import { formText } from '../forms';
@@ -184,17 +185,13 @@ export function FlowControlPage() {
                     <td class="num">{k.waitListSize}</td>
                     <td>{k.isPaused ? 'Paused' : 'Active'}</td>
                     <td class="row-actions">
-                      <button
-                        type="button"
-                        aria-label={`${k.isPaused ? 'Resume' : 'Pause'} key ${name}`}
-                        {...offProps}
-                        disabled={act.isPending || off !== undefined}
-                        onClick={() =>
-                          act.mutate({ key: name, action: k.isPaused ? 'resume' : 'pause' })
-                        }
-                      >
-                        {k.isPaused ? 'Resume' : 'Pause'}
-                      </button>
+                      <PauseButton
+                        paused={k.isPaused}
+                        name={`key ${name}`}
+                        off={off}
+                        disabled={act.isPending}
+                        onToggle={(action) => act.mutate({ key: name, action })}
+                      />
                       <button
                         type="button"
                         aria-label={`Pin key ${name}`}

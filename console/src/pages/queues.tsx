@@ -14,6 +14,7 @@ import {
   Loading,
   Notice,
   PageHeader,
+  PauseButton,
   phrase,
 } from '../components';
 import { formatTime } from '../format';
@@ -136,18 +137,13 @@ export function QueuesPage() {
                     <td>{q.paused ? 'Paused' : 'Active'}</td>
                     <td class="nowrap">{formatTime(q.updatedAt)}</td>
                     <td class="row-actions">
-                      <button
-                        type="button"
-                        aria-label={`${q.paused ? 'Resume' : 'Pause'} queue ${q.name}`}
-                        aria-describedby={off?.id}
-                        title={off?.reason}
-                        disabled={act.isPending || off !== undefined}
-                        onClick={() =>
-                          act.mutate({ name: q.name, action: q.paused ? 'resume' : 'pause' })
-                        }
-                      >
-                        {q.paused ? 'Resume' : 'Pause'}
-                      </button>
+                      <PauseButton
+                        paused={q.paused}
+                        name={`queue ${q.name}`}
+                        off={off}
+                        disabled={act.isPending}
+                        onToggle={(action) => act.mutate({ name: q.name, action })}
+                      />
                       <ConfirmButton
                         label="Delete"
                         name={`Delete queue ${q.name}`}

@@ -14,6 +14,7 @@ import {
   Loading,
   Notice,
   PageHeader,
+  PauseButton,
   phrase,
 } from '../components';
 import { formatInZone, previewCron, timeZones } from '../cron-preview';
@@ -77,18 +78,12 @@ export function SchedulesPage() {
                     <td class="nowrap">{formatTime(s.lastScheduleTime)}</td>
                     <td class="nowrap">{s.isPaused ? '' : formatTime(s.nextScheduleTime)}</td>
                     <td class="row-actions">
-                      <button
-                        type="button"
-                        aria-label={`${s.isPaused ? 'Resume' : 'Pause'} schedule ${s.scheduleId}`}
-                        aria-describedby={off?.id}
-                        title={off?.reason}
-                        disabled={off !== undefined}
-                        onClick={() =>
-                          act.mutate({ id: s.scheduleId, action: s.isPaused ? 'resume' : 'pause' })
-                        }
-                      >
-                        {s.isPaused ? 'Resume' : 'Pause'}
-                      </button>
+                      <PauseButton
+                        paused={s.isPaused}
+                        name={`schedule ${s.scheduleId}`}
+                        off={off}
+                        onToggle={(action) => act.mutate({ id: s.scheduleId, action })}
+                      />
                       <ConfirmButton
                         label="Delete"
                         name={`Delete schedule ${s.scheduleId}`}
