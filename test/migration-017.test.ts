@@ -47,7 +47,7 @@ async function checkMigrated(driver: Driver): Promise<void> {
   for (const step of steps) {
     expect(step.retries).toBeUndefined();
     expect(step.retryDelay).toBeUndefined();
-    expect(step.headers).toBeUndefined();
+    expect(step.headersJson).toBeUndefined();
   }
   const run = await driver.executor.workflowRunGet({ accountId: ACCOUNT, runId: RUN.runId });
   if (!run) throw new Error('the run is gone');

@@ -1,5 +1,6 @@
 /** The JSON shapes of workflow runs: a run in the logs, a run in the workflow DLQ. */
 import { coversHeader, redactedText, type Redaction } from '../core/redaction.js';
+import { headerGet } from '../core/headers.js';
 import type { EventRecord, HeaderMap } from '../core/types.js';
 import type { WorkflowRun, WorkflowStep } from '../core/workflow.js';
 import { parseStepBody, workflowDeliveryHeaders } from '../core/workflow.js';
@@ -64,7 +65,11 @@ function deliveryFields(
   const protocol = Object.entries(workflowDeliveryHeaders(prefix, run, step.callType));
   // fromEntries, not assignment: a header name is the sender's choice (`__proto__` included).
   const headers: HeaderMap = Object.fromEntries([
-    ...Object.entries(step.headers ?? run.settings.headers),
+    ...Object.entries(
+      step.headersJson === undefined
+        ? run.settings.headers
+        : (JSON.parse(step.headersJson) as HeaderMap),
+    ),
     ...protocol.map(([name, value]): [string, string[]] => [name, [value]]),
   ]);
   const redaction = run.settings.redact;
@@ -228,14 +233,8 @@ function pendingStepGroup(
  * The name of the step a failed attempt was running, as the workflow SDK reports it in its
  * error response (`<P>-Error-Step-Name`); undefined when the response had none.
  */
-function errorStepName(headers: HeaderMap | undefined, prefix: string): string | undefined {
-  if (!headers) return undefined;
-  const wanted = `${prefix}-error-step-name`.toLowerCase();
-  for (const [name, values] of Object.entries(headers)) {
-    if (name.toLowerCase() === wanted) return values[0];
-  }
-  return undefined;
-}
+const errorStepName = (headers: HeaderMap | undefined, prefix: string): string | undefined =>
+  headers && headerGet(headers, `${prefix}-Error-Step-Name`);
 
 /** A failed attempt's ERROR event as the SDK's `StepError`. */
 const eventStepError = (event: EventRecord): Record<string, unknown> =>

@@ -154,12 +154,16 @@ export interface WorkflowStep {
    * What the entry's message was delivered with, kept for the logs (the message row is deleted
    * once delivered): its retries setting (`maxRetries`), its retry-delay expression when it had
    * one, and its forwarded headers (`spec.headers`; the protocol headers follow from the run,
-   * see {@link workflowDeliveryHeaders}). `retries` and `headers` are absent only on entries
+   * see {@link workflowDeliveryHeaders}). `retries` and `headersJson` are absent only on entries
    * stored before they were kept (migration 017); the logs show the run's settings for those.
    */
   retries?: number;
   retryDelay?: string;
-  headers?: HeaderMap;
+  /**
+   * The forwarded headers as their JSON text (a `HeaderMap`), as stored: parsed only by the logs
+   * that show them, not by each delivery of a step, which reads the whole history for its body.
+   */
+  headersJson?: string;
 }
 
 /**

@@ -351,7 +351,7 @@ export function historyEntry(message: Message): WorkflowStep {
     body: message.body,
     createdAt: message.createdAt,
     retries: message.maxRetries,
-    headers: message.spec.headers,
+    headersJson: JSON.stringify(message.spec.headers),
   };
   const retryDelay = message.spec.retryDelayExpression;
   if (retryDelay !== undefined) step.retryDelay = retryDelay;

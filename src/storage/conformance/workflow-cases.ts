@@ -220,24 +220,26 @@ export function workflowCases(ctx: SuiteContext): void {
       ...entry('m_kept'),
       retries: 0,
       retryDelay: 'pow(2, retried) * 1000',
-      headers,
+      headersJson: JSON.stringify(headers),
     };
     await ex.workflowStepAppend({ step: entry('m_old') }); // as stored before migration 017
     await ex.workflowStepAppend({ step: delivered });
-    await ex.workflowStepAppend({ step: { ...entry('m_no_delay'), retries: 5, headers: {} } });
+    await ex.workflowStepAppend({
+      step: { ...entry('m_no_delay'), retries: 5, headersJson: '{}' },
+    });
     const [old, kept, noDelay] = await ex.workflowStepList({ accountId, runId: run.runId });
     expect(plain(old)).toEqual(plain(entry('m_old')));
     expect(old && 'retries' in old).toBe(false);
     expect(plain(kept)).toEqual(plain({ ...delivered, seq: 1 }));
-    expect(Object.getPrototypeOf(kept?.headers)).toBe(Object.prototype);
-    expect(Object.keys(kept?.headers ?? {})).toContain('__proto__');
+    // The text comes back as stored: `__proto__` stays a header name when it is parsed.
+    expect(Object.keys(JSON.parse(kept?.headersJson ?? '{}') as object)).toContain('__proto__');
     expect(plain(noDelay)).toEqual(
-      plain({ ...entry('m_no_delay'), seq: 2, retries: 5, headers: {} }),
+      plain({ ...entry('m_no_delay'), seq: 2, retries: 5, headersJson: '{}' }),
     );
     // A list that cuts bodies still returns them.
     const [, cut] = await ex.workflowStepList({ accountId, runId: run.runId, bodyCut: 2 });
     expect(cut?.retries).toBe(0);
-    expect(plain(cut?.headers)).toEqual(plain(headers));
+    expect(cut?.headersJson).toBe(JSON.stringify(headers));
   });
 
   it('workflowRunDeleteEnded deletes ended runs past retention with their history, not running or DLQ ones', async () => {

@@ -180,7 +180,7 @@ export function workflowStepFromRow(row: WorkflowStepRow): WorkflowStep {
   if (size !== undefined) step.bodySize = size;
   if (row.retries !== null) step.retries = Number(row.retries);
   if (row.retry_delay !== null) step.retryDelay = row.retry_delay;
-  if (row.headers !== null) step.headers = JSON.parse(row.headers) as HeaderMap;
+  if (row.headers !== null) step.headersJson = row.headers;
   return step;
 }
 
@@ -188,11 +188,7 @@ export function workflowStepFromRow(row: WorkflowStepRow): WorkflowStep {
 export function workflowStepDeliveryValues(
   step: WorkflowStep,
 ): [retries: number | null, retryDelay: string | null, headers: string | null] {
-  return [
-    step.retries ?? null,
-    step.retryDelay ?? null,
-    step.headers === undefined ? null : JSON.stringify(step.headers),
-  ];
+  return [step.retries ?? null, step.retryDelay ?? null, step.headersJson ?? null];
 }
 
 /**
