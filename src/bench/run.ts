@@ -67,6 +67,7 @@ import {
 } from './peer.js';
 import { startGraphilePeer } from './graphile-peer.js';
 import { oneOf, scriptArgs, usageError, wholeNumber } from './script-args.js';
+import { bodyMaker } from './body.js';
 import { describeStorageRun, loadBuild, runStorage, type StorageRun } from './storage-case.js';
 
 const MAIN = new URL('../cli/main.js', import.meta.url).pathname;
@@ -83,6 +84,8 @@ const USAGE = `Usage: npm run bench -- [options]
                    case adds a row of this build's figures over the baseline's, pair by pair
   --no-peer        leave out the peers (BullMQ, graphile-worker)
   --warm N         deliver N messages unmeasured before the end-to-end case's measured part
+  --body BYTES     size of each message's body in every case but the reference loop (default:
+                   about 110 bytes; e.g. 1024 or 8192 for the payloads of typical webhooks)
   --help           this text
 
 Environment: TEST_DATABASE_URL (PostgreSQL cases), FERRY_BENCH_NODE_FLAGS (flags for Ferry's node),
@@ -95,6 +98,7 @@ const args = scriptArgs(
     backlog: { type: 'string' },
     baseline: { type: 'string' },
     warm: { type: 'string' },
+    body: { type: 'string' },
     'no-peer': { type: 'boolean' },
     only: { type: 'string' },
     case: { type: 'string' },
@@ -154,6 +158,10 @@ if (BASELINE_MAIN !== undefined && !existsSync(BASELINE_MAIN)) {
 const WARM = wholeNumber(args.warm, 'warm', 0, USAGE);
 const warmNote = (): string =>
   WARM > 0 ? `, after ${WARM.toLocaleString('en')} warm-up messages` : '';
+/** `--body BYTES`: each message's body is BYTES long (see bodyMaker); about 110 by default. */
+const BODY_BYTES =
+  args.body === undefined ? undefined : wholeNumber(args.body, 'body', 0, USAGE, 32);
+const bodyText = bodyMaker(BODY_BYTES);
 /** `--no-peer`: skip the peers (e.g. while comparing two builds of Ferry). */
 const NO_PEER = args['no-peer'] === true;
 const only = oneOf(args.only, 'only', ['sqlite', 'postgres'] as const, USAGE);
@@ -525,7 +533,7 @@ async function benchPublish(
       n,
       concurrency,
       headers: { 'Svc-Delay': '1d' },
-      body: (i) => `message ${i} ${'x'.repeat(100)}`,
+      body: (i) => bodyText(`message ${i}`),
     });
     return {
       storage,
@@ -611,7 +619,7 @@ async function benchEndToEnd(
         destination: `${sink.url}/warm`,
         n: WARM,
         concurrency: E2E_PUBLISHERS,
-        body: (i) => `message ${i} ${'x'.repeat(100)}`,
+        body: (i) => bodyText(`message ${i}`),
       });
       await warm;
       sink.reset();
@@ -636,7 +644,7 @@ async function benchEndToEnd(
               'Svc-Flow-Control-Value': 'parallelism=5',
             }),
           }),
-      body: (i) => `message ${i} ${'x'.repeat(100)}`,
+      body: (i) => bodyText(`message ${i}`),
     });
     await all;
     const seconds = (performance.now() - start) / 1000;
@@ -721,7 +729,7 @@ async function benchLatency(
       concurrency: 20,
       paceMs: 1000 / rate,
       // Wall-clock ms, comparable across processes (the receiver subtracts it from its own).
-      body: () => `${performance.timeOrigin + performance.now()} ${'x'.repeat(100)}`,
+      body: () => bodyText(`${performance.timeOrigin + performance.now()}`),
     });
   const measure = async (count: number): Promise<number[]> => {
     const all = sink.received(count);
@@ -851,7 +859,7 @@ async function benchPeerEndToEnd(kind: PeerKind, n: number): Promise<E2eRun> {
       await drive({
         n: WARM,
         concurrency: E2E_PUBLISHERS,
-        send: (i) => peer.add(`${sink.url}/warm`, `message ${i} ${'x'.repeat(100)}`),
+        send: (i) => peer.add(`${sink.url}/warm`, bodyText(`message ${i}`)),
       });
       await warm;
       sink.reset();
@@ -865,7 +873,7 @@ async function benchPeerEndToEnd(kind: PeerKind, n: number): Promise<E2eRun> {
     const { seconds: addSeconds } = await drive({
       n,
       concurrency: E2E_PUBLISHERS,
-      send: (i) => peer.add(url, `message ${i} ${'x'.repeat(100)}`),
+      send: (i) => peer.add(url, bodyText(`message ${i}`)),
     });
     await all;
     const seconds = (performance.now() - start) / 1000;
@@ -908,7 +916,7 @@ async function benchPeerLatency(
       n: count,
       concurrency: 20,
       paceMs: 1000 / rate,
-      send: () => peer.add(url, `${performance.timeOrigin + performance.now()} ${'x'.repeat(100)}`),
+      send: () => peer.add(url, bodyText(`${performance.timeOrigin + performance.now()}`)),
     });
     await all;
     const delays = (await sink.delays()).sort((a, b) => a - b);
@@ -984,7 +992,7 @@ async function seed(
     await driver.migrate();
     const now = Date.now();
     const due = now + 86_400_000;
-    const body = Buffer.from(`message backlog ${'x'.repeat(100)}`);
+    const body = Buffer.from(bodyText(`message backlog`));
     const BATCH = 5_000;
     for (let done = 0; done < count; done += BATCH) {
       const messages: Message[] = [];
@@ -1047,7 +1055,7 @@ async function benchFanOut(
       destination: 'fanout',
       n: publishes,
       concurrency: 10,
-      body: (i) => `message ${i} ${'x'.repeat(100)}`,
+      body: (i) => bodyText(`message ${i}`),
     });
     await all;
     const seconds = (performance.now() - start) / 1000;
@@ -1081,7 +1089,7 @@ async function benchBatch(
         Array.from({ length: size }, (_, i) => ({
           destination: 'http://127.0.0.1:9/never',
           headers: { 'Svc-Delay': '1d' },
-          body: `message ${b}.${i} ${'x'.repeat(100)}`,
+          body: bodyText(`message ${b}.${i}`),
         })),
       );
     const { seconds, latencies } = await publishMany({
@@ -1133,7 +1141,7 @@ async function benchSchedules(storage: 'sqlite' | 'postgres', n: number): Promis
           method: 'POST',
           headers,
           // The receiver measures from the number that begins the body: the tick.
-          body: `${tick} ${'x'.repeat(100)}`,
+          body: bodyText(`${tick}`),
         });
         await res.body.text();
         if (res.statusCode !== 200) throw new Error(`schedule create answered ${res.statusCode}`);
@@ -1256,15 +1264,16 @@ async function benchStorage(
   if (args.baseline !== undefined) {
     builds.push([' (baseline)', await loadBuild(join(args.baseline, 'dist'))]);
   }
+  const body = Buffer.from(bodyText('message 1'));
   for (const storage of picked) {
     // Unmeasured first: each build's code is compiled in this process on its first run.
-    for (const [, build] of builds) await runStorage(build, storage, n / 4, withSql);
+    for (const [, build] of builds) await runStorage(build, storage, n / 4, withSql, body);
     const before = cpuTicks();
     const runs = new Map<string, StorageRun[]>(builds.map(([label]) => [label, []]));
     for (let rep = 0; rep < REPS; rep += 1) {
       // Either build first in half of the repetitions (see inPairOrder).
       for (const [label, build] of rep % 2 === 0 ? builds : [...builds].reverse()) {
-        const run = await runStorage(build, storage, n, withSql);
+        const run = await runStorage(build, storage, n, withSql, body);
         console.error(`  rep ${rep + 1}: ${storage}${label} ${describeStorageRun(run)}`);
         runs.get(label)?.push(run);
       }
@@ -1581,7 +1590,11 @@ async function main(): Promise<void> {
       'max_requests_per_second lifted, SQLite with ' +
       'synchronous=FULL, a fresh data directory per case); the load generator (undici pool, ' +
       'keep-alive) runs in the benchmark process and the receiver (node:http, answers 200 at ' +
-      'once) in a process of its own, all on 127.0.0.1. Bodies are ~110 bytes. Publish cases use ' +
+      'once) in a process of its own, all on 127.0.0.1. ' +
+      (BODY_BYTES === undefined
+        ? 'Bodies are ~110 bytes. '
+        : `Bodies are ${BODY_BYTES} bytes (--body). `) +
+      'Publish cases use ' +
       '`Svc-Delay: 1d` so no delivery runs meanwhile. The end-to-end case publishes from ' +
       `${E2E_PUBLISHERS} concurrent clients so that publishing does not cap the delivery rate. ` +
       `The peers' workers run ${PEER_CONCURRENCY} jobs at a time: what Ferry has in flight to one ` +

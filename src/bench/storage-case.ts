@@ -80,6 +80,7 @@ export async function runStorage(
   withSql: (
     fn: (sql: { unsafe: (q: string) => Promise<unknown> }) => Promise<unknown>,
   ) => Promise<unknown>,
+  body: Buffer = Buffer.from(`message 1 ${'x'.repeat(100)}`),
 ): Promise<StorageRun> {
   const dir = mkdtempSync(join(tmpdir(), 'ferry-bench-storage-'));
   const schema = `ferry_bench_${randomBytes(4).toString('hex')}`;
@@ -99,7 +100,6 @@ export async function runStorage(
       createdAt: Date.now(),
     };
     await ex.accountInsert({ account });
-    const body = Buffer.from(`message 1 ${'x'.repeat(100)}`);
     const cpu = { publish: 0, claim: 0, finish: 0 };
     // The server's run time in each step, in ns: read outside the step's own CPU figure.
     const server = { publish: 0, claim: 0, finish: 0 };
