@@ -1264,7 +1264,9 @@ async function benchStorage(
   if (args.baseline !== undefined) {
     builds.push([' (baseline)', await loadBuild(join(args.baseline, 'dist'))]);
   }
-  const body = Buffer.from(bodyText('message 1'));
+  // With --body, a buffer of its own per message (see runStorage).
+  const body =
+    BODY_BYTES === undefined ? undefined : (i: number) => Buffer.from(bodyText(`message ${i}`));
   for (const storage of picked) {
     // Unmeasured first: each build's code is compiled in this process on its first run.
     for (const [, build] of builds) await runStorage(build, storage, n / 4, withSql, body);

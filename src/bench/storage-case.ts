@@ -72,7 +72,15 @@ export interface StorageRun {
   serverFinish?: number;
 }
 
-/** One run of `n` messages on a fresh store of `storage`, removed afterwards. */
+/** Every message's body by default: one buffer of about 110 bytes, as the case always had. */
+const DEFAULT_BODY = Buffer.from(`message 1 ${'x'.repeat(100)}`);
+
+/**
+ * One run of `n` messages on a fresh store of `storage`, removed afterwards; `bodyOf(i)` is
+ * message i's body. A body over 4 KiB is stored once per buffer (`bodies`), so a body of that
+ * size must be a buffer of its own per message for the run to store one per message, as
+ * publishes do.
+ */
 export async function runStorage(
   build: Build,
   storage: 'sqlite' | 'postgres',
@@ -80,7 +88,7 @@ export async function runStorage(
   withSql: (
     fn: (sql: { unsafe: (q: string) => Promise<unknown> }) => Promise<unknown>,
   ) => Promise<unknown>,
-  body: Buffer = Buffer.from(`message 1 ${'x'.repeat(100)}`),
+  bodyOf: (i: number) => Uint8Array = () => DEFAULT_BODY,
 ): Promise<StorageRun> {
   const dir = mkdtempSync(join(tmpdir(), 'ferry-bench-storage-'));
   const schema = `ferry_bench_${randomBytes(4).toString('hex')}`;
@@ -135,7 +143,7 @@ export async function runStorage(
           createdAt: t,
           dueAt: t,
           spec: { method: 'POST', headers: { 'Content-Type': ['text/plain'] } },
-          body,
+          body: bodyOf(done + i),
         });
       }
       const events = messages.map((m) => build.eventOf(m, 'CREATED', m.createdAt));
