@@ -9,7 +9,7 @@
  * body. Nothing compares contents: two publishes of equal bytes are stored twice, and bodies are
  * never shared across unrelated requests (or accounts).
  */
-import { randomUUID } from 'node:crypto';
+import { newId } from '../../core/ids.js';
 
 /** Bodies up to this length stay inline in their rows (see migration 011 for why). */
 export const INLINE_MAX_BYTES = 4096;
@@ -23,12 +23,20 @@ export const HEAD_BYTES = 65_536;
 /** The body id each array was stored under or read with. Weak: ids go with their arrays. */
 const ids = new WeakMap<Uint8Array, string>();
 
-/** The shared body id for `bytes`, or undefined when they stay inline. */
+/**
+ * The shared body id for `bytes`, or undefined when they stay inline.
+ *
+ * Ids sort by creation time (`newId`), as message ids do, so a batch's new bodies and their
+ * counts go to the last pages of the `bodies` and `body_refs` keys. Random ids (UUIDs, until
+ * 2026-12-07) put each body on a page of its own in both, written again by every change of its
+ * count: with 8 KiB bodies the storage work of a delivered message fell by about a third on
+ * SQLite (docs/benchmarks-log.md, "Shared bodies under ids in time order").
+ */
 export function sharedBodyId(bytes: Uint8Array): string | undefined {
   if (bytes.byteLength <= INLINE_MAX_BYTES) return undefined;
   let id = ids.get(bytes);
   if (id === undefined) {
-    id = randomUUID();
+    id = newId('bdy');
     ids.set(bytes, id);
   }
   return id;
