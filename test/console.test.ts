@@ -335,9 +335,11 @@ describe('console', () => {
     }
   });
 
-  it('shows the step a running run is retrying, with its error, apart from failed steps', async () => {
+  it('shows the step a running run is retrying, with its error, apart from failed steps, and a call in flight as pending', async () => {
     // The first step fails; its retry is a minute away, so the run stays at it.
     const workflow = await startReceiver(() => ({ status: 503, body: 'step unavailable' }));
+    // A third party that does not answer: a `context.call` of the run stays on its way.
+    const third = await startReceiver(() => ({ hang: true }));
     try {
       const trigger = await t.api(`/v2/publish/${workflow.url}/wf`, {
         method: 'POST',
@@ -358,6 +360,24 @@ describe('console', () => {
         return next?.steps[0]?.state === 'STEP_RETRY';
       }, 'the run shows its step retrying');
 
+      // The call as the SDK publishes it: to the third party, its step named for its callback.
+      const call = await t.api(`/v2/publish/${third.url}/charge`, {
+        method: 'POST',
+        headers: {
+          'Svc-Workflow-RunId': 'wfr_console-retrying',
+          'Svc-Workflow-CallType': 'toCallback',
+          'Svc-Method': 'PUT',
+          'Svc-Callback': `${workflow.url}/wf`,
+          'Svc-Callback-Forward-Svc-Workflow-StepId': '1',
+          'Svc-Callback-Forward-Svc-Workflow-StepName': 'charge',
+          'Svc-Callback-Forward-Svc-Workflow-StepType': 'Call',
+          'Svc-Callback-Forward-Svc-Workflow-Concurrent': '1',
+        },
+        body: '{"amount":5}',
+      });
+      expect(call.status).toBe(200);
+      await third.waitFor(1);
+
       const { page } = await open('/workflows/runs/wfr_console-retrying');
       const steps = page.getByRole('list', { name: 'Steps' });
       const next = steps.getByRole('listitem').filter({ hasText: 'next step' });
@@ -365,8 +385,14 @@ describe('console', () => {
       expect(await next.innerText()).toContain('503');
       expect(await next.getAttribute('class')).toContain('state-error');
       expect(await steps.getByText('failed step').count()).toBe(0);
+      // The call on its way is pending, named as the SDK named its step: not a failed step.
+      const calling = steps.getByRole('listitem').filter({ hasText: 'charge' });
+      await calling.getByText(`calling PUT ${third.url}/charge`).waitFor();
+      expect(await calling.innerText()).toContain('STEP_PROGRESS');
+      expect(await calling.getAttribute('class')).toContain('state-active');
       await screenshot(page, 'workflow-run-retrying');
     } finally {
+      await third.close();
       await workflow.close();
       await t.api('/v2/workflows/runs/wfr_console-retrying', { method: 'DELETE' });
     }

@@ -2,7 +2,7 @@
  * Events between runs with the official `@upstash/workflow` SDK against Ferry in `Upstash` mode:
  * `context.waitForEvent` holds a run until the official Client's `notify` (the run resumes with
  * the event data) or until its timeout (the run resumes with `timeout: true`); `getWaiters`
- * lists who waits; waiters are per account. Time is the manual clock; deliveries happen only
+ * lists who waits (and the logs show the run at its wait); waiters are per account. Time is the manual clock; deliveries happen only
  * through `engine.runOnce()`.
  */
 import type { Client as QStashClient } from '@upstash/qstash';
@@ -101,6 +101,25 @@ describe.each(STORAGES)('workflow events with the official SDK (%s)', (storage) 
     const { workflowRunId } = await client.trigger({ url, body: { order: 'o-2' } });
     await drive();
     expect(await client.getWaiters({ eventId: 'order-2-paid' })).toHaveLength(1);
+    // The run is at the wait: the logs' `next` group shows its timeout, due at the deadline.
+    const waiting = await runOf(workflowRunId);
+    expect(waiting?.steps.at(-1)).toEqual({
+      type: 'next',
+      steps: [
+        {
+          messageId: expect.stringMatching(/^msg_/),
+          stepId: 2,
+          stepName: 'wait-paid',
+          stepType: 'Wait',
+          concurrent: 1,
+          callType: 'step',
+          createdAt: clock.now(),
+          state: 'STEP_PROGRESS',
+          retries: 3,
+          nextDeliveryTime: clock.now() + 60_000,
+        },
+      ],
+    });
 
     clock.advance(59_000);
     expect(await drive()).toBe(0);

@@ -1,7 +1,8 @@
 /**
  * With `--header-prefix Upstash`, workflows written with the official `@upstash/workflow` SDK
  * run against Ferry unchanged: sequential steps, sleep, parallel steps, `context.call`, the
- * result, cancel, the logs, failure (failure function, workflow DLQ) and bulk resume. Time is the
+ * result, cancel, the logs (a running run's `next` group too, a call in flight included),
+ * failure (failure function, workflow DLQ) and bulk resume. Time is the
  * manual clock; deliveries happen only through `engine.runOnce()`.
  */
 import { createHash } from 'node:crypto';
@@ -199,6 +200,118 @@ describe.each(STORAGES)('official @upstash/workflow SDK against Ferry (%s)', (st
     expect(steps.map((step) => step.stepName)).toEqual(['init', 'one', 'flaky']);
     for (const step of steps) expectDelivery(step);
     expect(run.steps.some((group) => group.type === 'next')).toBe(false);
+  });
+
+  it('shows a context.call on its way, then its response coming back, as the next group; neither once the run goes on', async () => {
+    // The third party answers only when the test lets it, and so does the workflow endpoint to
+    // the callback bringing the call's response back: the run is held at each in turn.
+    let answer!: () => void;
+    const answered = new Promise<void>((resolve) => (answer = resolve));
+    const slow = await startReceiver(async () => {
+      await answered;
+      return { status: 200, body: '{"slow":true}' };
+    });
+    let passBack!: () => void;
+    const passed = new Promise<void>((resolve) => (passBack = resolve));
+    let callbackArrived!: () => void;
+    const callbackSeen = new Promise<void>((resolve) => (callbackArrived = resolve));
+    const path = '/wf/slow-call';
+    const url = `${server.url}${path}`;
+    const { handler } = serve<{ q: number }>(
+      async (context) => {
+        const call = await context.call<{ slow: boolean }>('slow-call', {
+          url: `${slow.url}/api`,
+          method: 'PUT',
+          body: JSON.stringify({ q: context.requestPayload.q }),
+          headers: { 'X-Call': 'yes', 'X-Secret': 'sk_call_secret' },
+        });
+        await context.sleep('after-call', 60);
+        return call.body.slow;
+      },
+      serveOptions(qstash, t.account, url),
+    );
+    server.route(path, async (request) => {
+      if (request.headers.get('upstash-workflow-callback') === 'true') {
+        callbackArrived();
+        await passed;
+      }
+      return handler(request);
+    });
+    try {
+      const { workflowRunId } = await client.trigger({
+        url,
+        body: { q: 7 },
+        redact: { header: ['X-Secret'] },
+      });
+      const next = async () => {
+        const [run] = (await client.logs({ workflowRunId })).runs;
+        expect(run?.workflowState).toBe('RUN_STARTED');
+        expect(JSON.stringify(run)).not.toContain('sk_call_secret');
+        expect(run?.steps.at(-1)?.type).toBe('next');
+        return stepsOf(run?.steps.at(-1)) as unknown as Record<string, unknown>[];
+      };
+      const driving = drive();
+      await slow.waitFor(1);
+      // The call's delivery waits for the third party: the run is at the call.
+      const [calling, ...others] = await next();
+      expect(others).toEqual([]);
+      expect(calling).toEqual({
+        messageId: expect.stringMatching(/^msg_/),
+        stepId: 1,
+        stepName: 'slow-call',
+        stepType: 'Call',
+        concurrent: 1,
+        callType: 'toCallback',
+        createdAt: expect.any(Number),
+        callUrl: `${slow.url}/api`,
+        callMethod: 'PUT',
+        callHeaders: expect.objectContaining({
+          'X-Call': ['yes'],
+          'X-Secret': [`REDACTED:${createHash('sha256').update('sk_call_secret').digest('hex')}`],
+        }),
+        callBody: '{"q":7}',
+        state: 'STEP_PROGRESS',
+        retries: expect.any(Number),
+        nextDeliveryTime: expect.any(Number),
+      });
+
+      answer();
+      await callbackSeen;
+      // The response is on its way back to the workflow: its callback is the step in flight.
+      const [back, ...more] = await next();
+      expect(more).toEqual([]);
+      expect(back).toMatchObject({
+        stepId: 1,
+        stepName: 'slow-call',
+        stepType: 'Call',
+        concurrent: 1,
+        callType: 'fromCallback',
+        state: 'STEP_PROGRESS',
+      });
+      expect(back?.messageId).not.toBe(calling?.messageId);
+
+      passBack();
+      await driving;
+      // The run went on to its sleep: that step is the one it is at, the call is done.
+      const [sleeping, ...rest] = await next();
+      expect(rest).toEqual([]);
+      expect(sleeping).toEqual({
+        messageId: expect.stringMatching(/^msg_/),
+        state: 'STEP_PROGRESS',
+        retries: 3,
+        nextDeliveryTime: clock.now() + 60_000,
+      });
+      clock.advance(60_000);
+      await drive();
+      const [run] = (await client.logs({ workflowRunId })).runs;
+      expect(run?.workflowState).toBe('RUN_SUCCESS');
+      expect(run?.steps.some((group) => group.type === 'next')).toBe(false);
+      expect(slow.requests).toHaveLength(1);
+    } finally {
+      answer();
+      passBack();
+      await slow.close();
+    }
   });
 
   it('starts a run from a first direct call to the endpoint', async () => {

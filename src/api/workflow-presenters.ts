@@ -1,5 +1,5 @@
 /** The JSON shapes of workflow runs: a run in the logs, a run in the workflow DLQ. */
-import { coversHeader, redactedText, type Redaction } from '../core/redaction.js';
+import { redactedText, type Redaction } from '../core/redaction.js';
 import { headerGet } from '../core/headers.js';
 import type { EventRecord, HeaderMap } from '../core/types.js';
 import type { WorkflowRun, WorkflowStep } from '../core/workflow.js';
@@ -7,45 +7,15 @@ import { parseStepBody, workflowDeliveryHeaders } from '../core/workflow.js';
 import { describeAttempt, lastAttemptOf } from '../core/retry-timing.js';
 import type { PendingStep } from '../engine/workflow-pending.js';
 import { cutFields, messageJson, textOrBase64, trimCutUtf8 } from './presenters.js';
+import { inFlightFields } from './workflow-in-flight.js';
+import { redactStep, redactStepHeaders } from './workflow-step-redaction.js';
 
 /** What the logs show a run with besides its record and history. */
 export interface RunLogContext {
   /** The header prefix (`Svc`): the protocol headers each step shows are named with it. */
   prefix: string;
-  /** A running run's history messages not final yet (engine/workflow-pending.ts). */
+  /** A running run's messages not final yet (engine/workflow-pending.ts). */
   pending?: readonly PendingStep[];
-}
-
-/** Fields of the SDK's step object that hold content: what a step was given or returned. */
-const STEP_BODY_FIELDS = ['out', 'callBody', 'callResponseBody', 'invokedWorkflowRunBody'];
-/** Fields of the SDK's step object that are header maps sent somewhere. */
-const STEP_HEADER_FIELDS = ['headers', 'callHeaders', 'invokedWorkflowRunHeaders'];
-
-/** `REDACTED:<sha256>` of a step field's value: of the text itself, else of its JSON. */
-const redactedValue = (value: unknown): string =>
-  redactedText(typeof value === 'string' ? value : JSON.stringify(value));
-
-/** A header map of a step object (values a string or strings) with the covered values hidden. */
-function redactStepHeaders(value: unknown, redaction: Redaction): unknown {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
-  return Object.fromEntries(
-    Object.entries(value).map(([name, v]): [string, unknown] => {
-      if (!coversHeader(redaction, name)) return [name, v];
-      return [name, Array.isArray(v) ? v.map(redactedValue) : redactedValue(v)];
-    }),
-  );
-}
-
-/** The SDK's step object with its content redacted as the run asks. */
-function redactStep(step: Record<string, unknown>, redaction: Redaction): Record<string, unknown> {
-  const out = { ...step };
-  for (const field of redaction.body ? STEP_BODY_FIELDS : []) {
-    if (out[field] !== undefined) out[field] = redactedValue(out[field]);
-  }
-  for (const field of redaction.headers ? STEP_HEADER_FIELDS : []) {
-    if (out[field] !== undefined) out[field] = redactStepHeaders(out[field], redaction);
-  }
-  return out;
 }
 
 /**
@@ -207,9 +177,10 @@ function failedStepGroup(run: WorkflowRun, prefix: string): Record<string, unkno
 }
 
 /**
- * The last group of a running run: the messages of its history not final yet (`pending`), as
- * the SDK's `{type: "next"}` group: `STEP_PROGRESS` before a first attempt failed, then
- * `STEP_RETRY` with the failed attempts as `errors` and the retry's `nextDeliveryTime`.
+ * The last group of a running run: its messages not final yet (`pending`), as the SDK's
+ * `{type: "next"}` group: `STEP_PROGRESS` before a first attempt failed, then `STEP_RETRY` with
+ * the failed attempts as `errors` and the retry's `nextDeliveryTime`. A message the history does
+ * not name also tells which step it is (`inFlightFields`).
  */
 function pendingStepGroup(
   run: WorkflowRun,
@@ -217,15 +188,20 @@ function pendingStepGroup(
   prefix: string,
 ): Record<string, unknown>[] {
   if (run.state !== 'RUN_STARTED' || !pending || pending.length === 0) return [];
-  const steps = pending.map(({ message, errors, nextDeliveryTime }) => ({
-    messageId: message.id,
-    stepName: errorStepName(errors[errors.length - 1]?.responseHeader, prefix),
-    state: message.retried > 0 ? 'STEP_RETRY' : 'STEP_PROGRESS',
-    retries: message.maxRetries,
-    retryDelay: message.spec.retryDelayExpression,
-    errors: errors.length > 0 ? errors.map(eventStepError) : undefined,
-    nextDeliveryTime,
-  }));
+  const steps = pending.map((p) => {
+    const { message, errors, nextDeliveryTime } = p;
+    const own = inFlightFields(p, run.settings.redact, prefix);
+    return {
+      ...own,
+      messageId: message.id,
+      stepName: errorStepName(errors[errors.length - 1]?.responseHeader, prefix) ?? own.stepName,
+      state: message.retried > 0 ? 'STEP_RETRY' : 'STEP_PROGRESS',
+      retries: message.maxRetries,
+      retryDelay: message.spec.retryDelayExpression,
+      errors: errors.length > 0 ? errors.map(eventStepError) : undefined,
+      nextDeliveryTime,
+    };
+  });
   return [{ type: 'next', steps }];
 }
 

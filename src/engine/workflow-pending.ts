@@ -1,20 +1,31 @@
 /**
  * The steps a running workflow run is at, for the logs (the SDK's `{type: "next"}` group): the
- * messages of its history that are not final yet, each with its failed attempts. Read from what
- * storage has anyway: a message row lives until the message is final, and every failed attempt
- * left an ERROR event (and a RETRY event with its next delivery time) in the events log.
+ * run's messages that are not final yet, each with its failed attempts. Read from what storage
+ * has anyway: a message row lives until the message is final, carries its run
+ * (`workflowRunIds`, an index lookup: migration 018), and every failed attempt left an ERROR
+ * event (and a RETRY event with its next delivery time) in the events log.
  *
- * Only messages of the history are found: a message of the run that is not in it (a
- * `context.call` on its way to the third party or back, a wait's timeout before it comes due)
- * could be found only by its run, which the messages table has no column for.
+ * Besides the messages of its history, a run can have in flight messages its history does not
+ * name (core/workflow.ts, `WorkflowCallType`): a `context.call` on its way to the third party
+ * (`toCallback`), the callback bringing its response back to the workflow URL (`fromCallback`),
+ * and a wait's timeout before it comes due (`waitFor` set; it joins the history only when it
+ * comes before a notify). A failure function's call (`failureCall`) is sent only once the run
+ * has failed, so a running run has none.
  */
 import type { EventRecord, Message } from '../core/types.js';
 import type { WorkflowRun, WorkflowStep } from '../core/workflow.js';
 import type { Executor } from '../storage/driver.js';
 
-/** A message of a run's history that is not final yet. */
+/** A message of a running run that is not final yet. */
 export interface PendingStep {
   message: Message;
+  /**
+   * The run's history names it (a step; a wait's timeout once it came due before a notify):
+   * its entry there tells which step it is. False for a call, its callback, a wait's timeout.
+   */
+  inHistory: boolean;
+  /** Set when the list cut the message's body (see `bodyCut`): the whole body's length, bytes. */
+  bodySize?: number;
   /** Its failed attempts (ERROR events), oldest first; fewer than `retried` once pruned. */
   errors: EventRecord[];
   /**
@@ -24,26 +35,26 @@ export interface PendingStep {
   nextDeliveryTime?: number;
 }
 
-/** Message ids per storage query: each is a bound parameter of an `IN (…)` list. */
-const IDS_PER_QUERY = 500;
+/** Messages per storage read: a run's messages in flight are read a page at a time. */
+const PAGE_SIZE = 500;
 
-/** Runs `list` on `items` a slice of {@link IDS_PER_QUERY} at a time; the results in order. */
+/** Runs `list` on `items` a slice of {@link PAGE_SIZE} at a time; the results in order. */
 async function inSlices<I, T>(items: I[], list: (slice: I[]) => Promise<T[]>): Promise<T[]> {
   const out: T[] = [];
-  for (let i = 0; i < items.length; i += IDS_PER_QUERY) {
-    out.push(...(await list(items.slice(i, i + IDS_PER_QUERY))));
+  for (let i = 0; i < items.length; i += PAGE_SIZE) {
+    out.push(...(await list(items.slice(i, i + PAGE_SIZE))));
   }
   return out;
 }
 
 /**
- * The messages of `steps` (the run's history) that are not final yet, in history order, with
- * their failed attempts; nothing for a run that is not running. Every entry is looked up, not
- * only the last ones: an earlier step's delivery may still be retrying after a later step was
- * published (it published that step, then failed).
+ * The messages of `run` that are not final yet, with their failed attempts; nothing for a run
+ * that is not running. Those of its history (`steps`) come first, in history order (an earlier
+ * step's delivery may still be retrying after a later step was published: it published that
+ * step, then failed); the others (calls, callbacks, wait timeouts) follow, oldest first.
  *
- * @param bodyCut response bodies of the failed attempts are cut to this many bytes (as the
- *   logs' `bodyCut`).
+ * @param bodyCut the messages' bodies (a call's body, a wait's step) and the response bodies of
+ *   the failed attempts are cut to this many bytes (as the logs' `bodyCut`).
  */
 export async function pendingSteps(
   executor: Executor,
@@ -51,24 +62,31 @@ export async function pendingSteps(
   steps: readonly WorkflowStep[],
   bodyCut?: number,
 ): Promise<PendingStep[]> {
-  if (run.state !== 'RUN_STARTED' || steps.length === 0) return [];
+  if (run.state !== 'RUN_STARTED') return [];
   const accountId = run.accountId;
-  const order = new Map<string, number>();
-  for (const step of steps) if (!order.has(step.messageId)) order.set(step.messageId, step.seq);
-  const found = await inSlices([...order.keys()], async (messageIds) => {
+  const listed: { message: Message; bodySize?: number }[] = [];
+  let cursor: string | undefined;
+  do {
     const page = await executor.messageList({
       accountId,
-      filter: { messageIds },
-      count: messageIds.length,
-      bodyCut: 0,
+      filter: { workflowRunIds: [run.runId] },
+      count: PAGE_SIZE,
+      bodyCut,
+      ...(cursor === undefined ? {} : { cursor }),
     });
-    return page.items.map((listed) => listed.message);
-  });
-  // A resumed run's history keeps the entries of the run it resumed, with their message ids.
-  const messages = found
-    .filter((m) => m.spec.workflow?.runId === run.runId)
-    .sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
-  const retried = messages.filter((m) => m.retried > 0);
+    listed.push(...page.items);
+    cursor = page.cursor;
+  } while (cursor !== undefined);
+  const order = new Map<string, number>();
+  for (const step of steps) if (!order.has(step.messageId)) order.set(step.messageId, step.seq);
+  // History order first; the rest after it by id, which grows with the creation time.
+  const rank = (id: string) => order.get(id) ?? Number.MAX_SAFE_INTEGER;
+  const found = listed.sort(
+    (a, b) =>
+      rank(a.message.id) - rank(b.message.id) ||
+      (a.message.id < b.message.id ? -1 : a.message.id > b.message.id ? 1 : 0),
+  );
+  const retried = found.map((f) => f.message).filter((m) => m.retried > 0);
   // Two events per failed attempt (ERROR, then RETRY); a bound, since `retried` ≤ `maxRetries`.
   const events = await inSlices(retried, async (slice) => {
     const page = await executor.eventList({
@@ -79,9 +97,14 @@ export async function pendingSteps(
     });
     return page.items;
   });
-  return messages.map((message) => {
+  return found.map(({ message, bodySize }) => {
     const own = events.filter((e) => e.messageId === message.id).reverse(); // oldest first
-    const step: PendingStep = { message, errors: own.filter((e) => e.state === 'ERROR') };
+    const step: PendingStep = {
+      message,
+      inHistory: order.has(message.id),
+      errors: own.filter((e) => e.state === 'ERROR'),
+    };
+    if (bodySize !== undefined) step.bodySize = bodySize;
     const due =
       message.retried === 0
         ? message.notBefore

@@ -341,7 +341,10 @@ export interface WorkflowRun {
   /**
    * The history (each step with the `retries`, `retryDelay` and `headers` it was delivered
    * with); a failed run in the DLQ ends with a `next` group holding its failed step, a running
-   * run with one holding the steps it is at (`STEP_PROGRESS`, `STEP_RETRY`).
+   * run with one holding the steps it is at (`STEP_PROGRESS`, `STEP_RETRY`): its messages not
+   * delivered yet, among them a `context.call` on its way (`callType: "toCallback"`, with
+   * `stepName`, `stepType`, `callUrl`, `callMethod`, `callHeaders`, `callBody`), its response
+   * coming back (`"fromCallback"`) and a wait's timeout (`stepType: "Wait"`).
    */
   steps: { type: 'sequential' | 'parallel' | 'next'; steps: Record<string, unknown>[] }[];
   label?: string;

@@ -56,6 +56,12 @@ export interface RecordFilter {
   flowControlKeys?: string[];
   callerIps?: string[];
   responseStatuses?: number[];
+  /**
+   * Messages of these workflow runs (`spec.workflow.runId`): every message of a run, also those
+   * its history does not name (a `context.call`, its callback, a wait's timeout). Only messages
+   * have a run: no event or DLQ entry matches.
+   */
+  workflowRunIds?: string[];
   /** Inclusive lower bound, ms, on creation time (events: the event time). */
   fromDate?: number;
   /** Inclusive upper bound, ms. */

@@ -177,8 +177,9 @@ function text(value: unknown): string {
 /**
  * A step of a run's last group (`type: "next"`): the step a failed run failed at
  * (`STEP_FAILED`), or one a running run is at (`STEP_PROGRESS`, `STEP_RETRY` after failed
- * attempts). It wrote no result, so it is shown by its last error at that error's time, or, with
- * none, as waiting for its next delivery time.
+ * attempts), among them a `context.call` on its way (`callType: "toCallback"`) or its response
+ * coming back (`"fromCallback"`). It wrote no result, so it is shown by its last error at that
+ * error's time, or, with none, by what it waits for at its next delivery time.
  */
 function nextStep(step: Step): Step {
   const errors = (step.errors as { error?: string; time?: number }[] | undefined) ?? [];
@@ -188,9 +189,17 @@ function nextStep(step: Step): Step {
     stepName: failed ? 'failed step' : 'next step',
     stepType: failed ? 'STEP_FAILED' : text(step.state),
     ...step,
-    out: last?.error ?? (failed ? undefined : 'waiting'),
+    out: last?.error ?? (failed ? undefined : waitsFor(step)),
     createdAt: last?.time ?? step.nextDeliveryTime,
   };
+}
+
+/** What a step a running run is at waits for, in words. */
+function waitsFor(step: Step): string {
+  if (step.callType === 'toCallback') {
+    return `calling ${text(step.callMethod)} ${text(step.callUrl)}`.replace(/ +/g, ' ').trim();
+  }
+  return step.callType === 'fromCallback' ? 'the call’s response on its way back' : 'waiting';
 }
 
 /** The timeline's colour of a step, by its `state` (a history entry's is `STEP_SUCCESS`). */
@@ -295,6 +304,9 @@ export function WorkflowRunPage(props: { runId: string }) {
                 <strong>{text(step.stepName) || `step ${i}`}</strong>
                 <span class="badge">{text(step.stepType) || text(step.callType)}</span>
                 {step.group === 'parallel' && <span class="muted">parallel</span>}
+                {step.group === 'next' && step.stepType !== step.state && (
+                  <span class="muted">{text(step.state)}</span>
+                )}
                 <span class="nowrap">{formatTime(Number(step.createdAt))}</span>
                 {i > 0 && (
                   <span class="muted">+{formatDuration(Number(step.createdAt) - start)}</span>

@@ -190,13 +190,13 @@ const StepOut = Type.Object({
   createdAt: opt(Millis('Unix ms')),
   state: opt(
     S(
-      '`STEP_SUCCESS`: a result in the history; in the last group (`next`), `STEP_PROGRESS` or `STEP_RETRY`: a step a running run is at, `STEP_FAILED`: the step a failed run failed at',
+      '`STEP_SUCCESS`: a result in the history; in the last group (`next`), `STEP_PROGRESS` or `STEP_RETRY`: a step a running run is at (a message not delivered yet: a step, a `context.call` on its way (`callType` `toCallback`) or its response coming back (`fromCallback`), a wait’s timeout), `STEP_FAILED`: the step a failed run failed at',
     ),
   ),
   stepId: opt(I()),
   stepName: opt(
     S(
-      'The step’s name; in the `next` group, as the last failed attempt’s response named it (`<P>-Error-Step-Name`)',
+      'The step’s name; in the `next` group, as the last failed attempt’s response named it (`<P>-Error-Step-Name`), else, for a call, its callback or a wait’s timeout, as the SDK named the step',
     ),
   ),
   stepType: opt(S()),
@@ -214,6 +214,21 @@ const StepOut = Type.Object({
   nextDeliveryTime: opt(
     Millis('`next` group of a running run: when the step’s current attempt is (or was) due'),
   ),
+  callUrl: opt(
+    S(
+      '`next` group of a running run: the URL a `context.call` on its way calls (`callType` `toCallback`)',
+    ),
+  ),
+  callMethod: opt(S('Its method')),
+  callHeaders: opt(
+    Type.Record(Type.String(), Type.Array(Type.String()), {
+      description: 'The headers it sends, redacted as the run’s `<P>-Redact-Fields` asks',
+    }),
+  ),
+  callBody: opt(S('The body it sends (as text; or the redaction)')),
+  callBodyBase64: opt(S('The body it sends, base64, when it is not UTF-8')),
+  callBodyTruncated: opt(Type.Boolean()),
+  callBodySize: opt(I('The whole body’s length, bytes, when `bodyCut` cut it')),
   /** Failed attempts: the last one of a failed run's step, each one of a step being retried. */
   errors: opt(
     Type.Array(
@@ -243,7 +258,7 @@ export const WorkflowRunOut = Type.Object(
     steps: Type.Array(
       Type.Object({
         // `next` (the last group): the step a failed run failed at, or the steps a running run
-        // is at (its history messages not delivered yet).
+        // is at (its messages not delivered yet: steps, calls, callbacks, wait timeouts).
         type: Type.Enum(['sequential', 'parallel', 'next']),
         steps: Type.Array(StepOut),
       }),

@@ -27,6 +27,7 @@ import { limitCases } from './limit-cases.js';
 import { managementCases } from './management-cases.js';
 import { lifecycleCases } from './lifecycle-cases.js';
 import { messageCases } from './message-cases.js';
+import { runMessageCases } from './run-message-cases.js';
 import { scheduleCases } from './schedule-cases.js';
 import { statsCases } from './stats-cases.js';
 import { transactionCases } from './transaction-cases.js';
@@ -86,6 +87,7 @@ export function runDriverConformance(
     describe('URL groups', () => urlGroupCases(ctx));
     describe('workflow runs', () => workflowCases(ctx));
     describe('workflow waiters', () => workflowWaiterCases(ctx));
+    describe('workflow runs’ messages', () => runMessageCases(ctx));
     describe('management', () => managementCases(ctx));
     describe('schedules', () => scheduleCases(ctx));
     describe('account limits', () => limitCases(ctx));

@@ -15,7 +15,7 @@ import type {
   MessageSpreadDueParams,
 } from '../driver.js';
 import { ORIGIN_SKIP_SCAN } from '../driver.js';
-import { buildFilter, joinLabels, originParts, urlParts } from '../sql/filter.js';
+import { buildFilter, joinLabels, MESSAGE_FILTER, originParts, urlParts } from '../sql/filter.js';
 import { batchInsert } from './postgres-batch.js';
 import { newBinder } from './postgres-bind.js';
 import { type Db, toClaimedMessage } from './postgres-rows.js';
@@ -56,6 +56,8 @@ const MESSAGE_COLUMNS: Column<Message>[] = [
   { name: 'body_id', type: 'text', value: (m) => sharedBodyId(m.body) },
   // A message stored leased to its publisher's engine (Engine.reserve), due at the lease's end.
   { name: 'lease_token', type: 'text', value: (m) => (m as Partial<ClaimedMessage>).leaseToken },
+  // Its workflow run, for the logs (migration 018); left out of a plain message's JSON row.
+  { name: 'workflow_run_id', type: 'text', value: (m) => m.spec.workflow?.runId },
 ];
 
 export const insertMessages = batchInsert<Message>('messages', MESSAGE_COLUMNS);
@@ -156,10 +158,7 @@ export async function messageGet(db: Db, p: MessageGetParams): Promise<Message |
 export async function messageList(db: Db, p: MessageListParams): Promise<Page<ListedMessage>> {
   if (p.count <= 0) return { items: [] };
   const { bind, params } = newBinder();
-  const where = [
-    `account_id = ${bind(p.accountId)}`,
-    buildFilter(p.filter, { messageId: 'id', time: 'created_at' }, bind),
-  ];
+  const where = [`account_id = ${bind(p.accountId)}`, buildFilter(p.filter, MESSAGE_FILTER, bind)];
   if (p.cursor !== undefined) where.push(`id < ${bind(p.cursor)}`);
   const cut = bind(p.bodyCut ?? 2_147_483_647);
   const text = `SELECT id, account_id, url, url_host, url_path, topic_name, endpoint_name,
@@ -568,8 +567,7 @@ export async function messageSpreadDue(
 export async function messageDeleteMany(db: Db, p: MessageDeleteManyParams): Promise<Message[]> {
   const { bind, params } = newBinder();
   let where =
-    `account_id = ${bind(p.accountId)} AND ` +
-    buildFilter(p.filter, { messageId: 'id', time: 'created_at' }, bind);
+    `account_id = ${bind(p.accountId)} AND ` + buildFilter(p.filter, MESSAGE_FILTER, bind);
   if (p.afterId !== undefined) where += ` AND id > ${bind(p.afterId)}`;
   const order = p.afterId === undefined ? 'created_at, id' : 'id';
   const text =

@@ -13,9 +13,17 @@ export interface FilterColumns {
   dlqId?: string;
   state?: string;
   responseStatus?: string;
+  workflowRunId?: string;
   /** The time column `fromDate`/`toDate` apply to. */
   time: string;
 }
+
+/** The messages' columns. */
+export const MESSAGE_FILTER: FilterColumns = {
+  messageId: 'id',
+  workflowRunId: 'workflow_run_id',
+  time: 'created_at',
+};
 
 /** The events' own columns. */
 export const EVENT_FILTER: FilterColumns = {
@@ -80,6 +88,7 @@ export function buildFilter(filter: RecordFilter, columns: FilterColumns, bind: 
   anyOf(columns.dlqId, filter.dlqIds);
   anyOf(columns.state, filter.states);
   anyOf(columns.responseStatus, filter.responseStatuses);
+  anyOf(columns.workflowRunId, filter.workflowRunIds);
   anyOf('url', filter.urls);
   anyOf('url_host', filter.hosts);
   anyOf('url_path', filter.paths);

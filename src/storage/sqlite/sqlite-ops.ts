@@ -65,6 +65,7 @@ import {
   ACTIVE_EVENT_FILTER,
   buildFilter,
   EVENT_FILTER,
+  MESSAGE_FILTER,
   eventPartBounds,
   originParts,
   type FilterColumns,
@@ -107,7 +108,6 @@ import { SqliteStatements, type Statement } from './sqlite-statements.js';
 import { SqliteBodyOps } from './sqlite-bodies.js';
 import { bodiesToStore, bodyIdsOf, fillBodies, rememberBodyId } from '../sql/bodies.js';
 
-const MESSAGE_FILTER: FilterColumns = { messageId: 'id', time: 'created_at' };
 const DLQ_FILTER: FilterColumns = {
   messageId: 'message_id',
   dlqId: 'dlq_id',
@@ -136,10 +136,10 @@ const placeholders = (n: number): string => Array.from({ length: n }, () => '?')
 // Hot-path SQL texts, built once: the statement cache is keyed by the text.
 const INSERT_ACCOUNT = `INSERT INTO accounts (${ACCOUNT_COLUMNS}) VALUES (${placeholders(11)})`;
 const SELECT_ACCOUNT = `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = ?`;
-const INSERT_MESSAGE = `INSERT INTO messages (${MESSAGE_COLUMNS}) VALUES (${placeholders(21)})`;
+const INSERT_MESSAGE = `INSERT INTO messages (${MESSAGE_COLUMNS}) VALUES (${placeholders(22)})`;
 const INSERT_GATED_MESSAGE =
   `INSERT INTO messages (${MESSAGE_COLUMNS}, gate_id, gate_mode, wait_due_at) ` +
-  `VALUES (${placeholders(24)})`;
+  `VALUES (${placeholders(25)})`;
 /** Index of `due_at` and of the spec's JSON in `messageParams`. */
 const DUE_AT_PARAM = 16;
 const SPEC_PARAM = 18;

@@ -71,7 +71,7 @@ export function accountParams(a: Account): unknown[] {
 export const MESSAGE_COLUMNS =
   'id, account_id, url, url_host, url_path, topic_name, endpoint_name, queue_name, schedule_id, ' +
   'labels, flow_control_key, caller_ip, retried, max_retries, not_before, created_at, due_at, ' +
-  'lease_token, spec, body, body_id';
+  'lease_token, spec, body, body_id, workflow_run_id';
 
 /**
  * What a claim reads of a message, in the order {@link claimedFromColumns} takes it: only the
@@ -135,6 +135,8 @@ export function messageParams(m: Message): unknown[] {
     null, // lease_token: a new message is not leased
     JSON.stringify(m.spec),
     ...bodyColumns(m.body, EMPTY),
+    // Its workflow run, for the logs (migration 018); NULL for a plain message.
+    orNull(m.spec.workflow?.runId),
   ];
 }
 
