@@ -19,6 +19,7 @@ import { randomBytes } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import type { Account, EventRecord, Message } from '../core/types.js';
 import type { Driver } from '../storage/driver.js';
+import { bodyMaker } from './body.js';
 import { postgresPids, postgresRunNanos, postgresServerCpuSeconds } from './peer.js';
 
 /** Messages per transaction, claim and finish: about what the group commit batches under load. */
@@ -73,7 +74,7 @@ export interface StorageRun {
 }
 
 /** Every message's body by default: one buffer of about 110 bytes, as the case always had. */
-const DEFAULT_BODY = Buffer.from(`message 1 ${'x'.repeat(100)}`);
+const DEFAULT_BODY = Buffer.from(bodyMaker()('message 1'));
 
 /**
  * One run of `n` messages on a fresh store of `storage`, removed afterwards; `bodyOf(i)` is
