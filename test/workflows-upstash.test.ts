@@ -332,20 +332,30 @@ describe.each(STORAGES)('official @upstash/workflow SDK against Ferry (%s)', (st
     expect(JSON.parse(run?.workflowRunResponse ?? '')).toBe('HELLO');
   });
 
-  it('cancels a run: its pending step is never delivered', async () => {
+  it('cancels a run: its waiting step is cancelled at once and never delivered', async () => {
     const url = workflow('/wf/cancel', async (context) => {
       await context.sleep('long', 3600);
       await context.run('after', () => 'never');
     });
     const { workflowRunId } = await client.trigger({ url });
     await drive();
+    const [sleeping] = stepsOf((await client.logs({ workflowRunId })).runs[0]?.steps.at(-1));
+    const sleepId = sleeping?.messageId ?? '';
+    expect((await qstash.messages.get(sleepId)).messageId).toBe(sleepId);
+
     expect(await client.cancel({ ids: workflowRunId })).toEqual({ cancelled: 1 });
+    // The sleep's message is gone now, not in an hour, and logged as cancelled.
+    await expect(qstash.messages.get(sleepId)).rejects.toThrow(/not found/);
+    const { logs } = await qstash.logs({ filter: { messageId: sleepId } });
+    expect(logs.map((log) => log.state)).toContain('CANCELLED');
+    const [run] = (await client.logs({ workflowRunId })).runs;
+    expect(run?.workflowState).toBe('RUN_CANCELED');
+    expect(run?.steps.some((group) => group.type === 'next')).toBe(false);
+
     const hits = server.hits.get('/wf/cancel');
     clock.advance(3_600_000);
     await drive();
     expect(server.hits.get('/wf/cancel')).toBe(hits);
-    const [run] = (await client.logs({ workflowRunId })).runs;
-    expect(run?.workflowState).toBe('RUN_CANCELED');
   });
 
   it('fails a run into the workflow DLQ, calls the failure function, resumes in bulk with reuse', async () => {

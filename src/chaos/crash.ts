@@ -78,6 +78,11 @@ export interface CrashReport {
   /** The same, from the moment the killed node answered again (SQLite: the restart). */
   maxRedeliveryAfterBackMs: number;
   /**
+   * The slowest redelivery: its message, destination, and each arrival around the kill (ms
+   * since the kill, status, the sender's port), to tell which node was late.
+   */
+  slowestRedelivery?: string;
+  /**
    * The bound holds: SQLite redelivers when the node is back (from restart), PostgreSQL when the
    * lease expires (from the kill, as the other node takes over).
    */
@@ -279,6 +284,7 @@ export async function runCrash(o: CrashOptions): Promise<CrashReport> {
     const examples: string[] = [];
     let maxRedeliveryMs = 0;
     let maxRedeliveryAfterBackMs = 0;
+    let slowestRedelivery: string | undefined;
     let delivered = 0;
     const lostIds: string[] = [];
     for (const r of receivers) {
@@ -320,7 +326,16 @@ export async function runCrash(o: CrashOptions): Promise<CrashReport> {
             before.answeredAt > k.at ||
             (before.status >= 200 && before.status < 300);
           if (!inFlight) continue;
-          maxRedeliveryMs = Math.max(maxRedeliveryMs, after.at - k.at);
+          if (after.at - k.at > maxRedeliveryMs) {
+            maxRedeliveryMs = after.at - k.at;
+            const show = (a: Arrival): string =>
+              `${a.at - k.at}:${a.status} from port ${a.port}` +
+              (a.answeredAt === undefined ? ' (no answer)' : ` answered ${a.answeredAt - k.at}`);
+            slowestRedelivery =
+              `${r.behaviour} ${id}, ms since the kill (exit seen ${k.exited - k.at}, back ` +
+              `${k.back - k.at}, its ports ${[...k.ports].sort((x, y) => x - y).join(' ')}): ` +
+              `before ${show(before)}; after ${show(after)}`;
+          }
           maxRedeliveryAfterBackMs = Math.max(maxRedeliveryAfterBackMs, after.at - k.back);
         }
       }
@@ -349,6 +364,7 @@ export async function runCrash(o: CrashOptions): Promise<CrashReport> {
       ],
       maxRedeliveryMs,
       maxRedeliveryAfterBackMs,
+      ...(slowestRedelivery === undefined ? {} : { slowestRedelivery }),
       redeliveryWithinBound:
         (o.storage === 'sqlite' ? maxRedeliveryAfterBackMs : maxRedeliveryMs) <= o.leaseMs + 5_000,
       loadAverage: loadavg()[0] ?? 0,
@@ -412,6 +428,7 @@ export function formatCrash(r: CrashReport): string[] {
     `  longest kill → redelivery ${r.maxRedeliveryMs} ms, node back → redelivery ${r.maxRedeliveryAfterBackMs} ms ` +
       `(bound lease + 5 s = ${r.redeliveryBoundMs} ms); longest restart ${r.maxRestartMs} ms; load average ${r.loadAverage.toFixed(1)}, ` +
       `this process's longest event-loop delay ${r.loopDelayMaxMs.toFixed(0)} ms`,
+    ...(r.slowestRedelivery === undefined ? [] : [`    slowest: ${r.slowestRedelivery}`]),
     `  schedules: ${r.schedules.count} × '* * * * *', ${r.schedules.ticksExpected} minute ticks expected, ` +
       `fired ${JSON.stringify(r.schedules.fired)} → ${r.schedules.ok ? 'none skipped, none doubled' : 'MISMATCH'}`,
     `  workflow runs: ${r.workflows.started} started (${r.workflows.triggerFailures} triggers failed at kills), ` +

@@ -19,7 +19,7 @@ import { checkDestinationAllowed } from '../destination-guard.js';
 import { workflowDlqJson, workflowRunJson } from '../workflow-presenters.js';
 import { cursorField } from '../query.js';
 import { parseWorkflowQuery, type WorkflowQuery } from '../workflow-query.js';
-import { searchParams } from './messages.js';
+import { cancel as cancelMessages, searchParams } from './messages.js';
 import { BODY_CUT_PARAM, boundedPage, itemBytes, parseBodyCut, sendPage } from '../list-page.js';
 
 /** Page size of the logs and DLQ lists when `count` is absent, and of bulk actions' pages. */
@@ -315,7 +315,11 @@ export async function listWorkflowDlq(
 
 /**
  * Ends a running run: success (with its result) or cancel. Its pending messages are not
- * delivered any more: the engine drops a message of a run that is not running.
+ * delivered any more: the engine drops a message of a run that is not running. A cancel also
+ * cancels them at once (as `DELETE /v2/messages` would: logged CANCELLED, gone from the message
+ * list), so a sleep of a day does not wait there for a day; one in flight may still reach its
+ * endpoint, whose SDK is then told the run has ended. A crash between the two leaves them to the
+ * engine's drop.
  */
 async function endRun(
   ctx: ApiContext,
@@ -350,7 +354,10 @@ async function endRun(
   } else {
     ok = await ctx.executor.workflowRunUpdate({ run: ended, ifState: 'RUN_STARTED' });
   }
-  if (ok && state === 'RUN_CANCELED') ctx.usage.add(run.accountId, 'workflow_canceled', 1, now);
+  if (ok && state === 'RUN_CANCELED') {
+    ctx.usage.add(run.accountId, 'workflow_canceled', 1, now);
+    await cancelMessages(ctx, run.accountId, { workflowRunIds: [run.runId] });
+  }
   if (ok && state === 'RUN_SUCCESS') ctx.usage.add(run.accountId, 'workflow_delivered', 1, now);
   return ok;
 }
