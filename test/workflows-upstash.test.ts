@@ -274,6 +274,11 @@ describe.each(STORAGES)('official @upstash/workflow SDK against Ferry (%s)', (st
         retries: expect.any(Number),
         nextDeliveryTime: expect.any(Number),
       });
+      // The call's message is in no history entry yet: the logs' messageId filter finds the run.
+      const byMessage = await client.logs({
+        filter: { messageId: String(calling?.messageId) },
+      });
+      expect(byMessage.runs.map((run) => run.workflowRunId)).toEqual([workflowRunId]);
 
       answer();
       await callbackSeen;

@@ -2,13 +2,14 @@
  * The engine's hot statements must stay index lookups however many messages wait (issue 16: a
  * backlog of delayed messages must not slow delivery). With 20,000 delayed messages stored, the
  * test runs the claim (with its next-due lookup), the outcome statement, the fenced delete of
- * delivered messages and the logs' lookup of a workflow run's messages through the real driver, records the statements it sends (the drivers'
- * `trace` option), and asks the database for their plans: EXPLAIN on PostgreSQL (after ANALYZE, so the planner knows the table
- * is large; for the engine's claim and outcome statement also their generic plans, which the
- * driver runs them with), EXPLAIN QUERY PLAN on SQLite. A plan that reads the messages table by a
- * scan, or a full scan of one of its indexes, fails the test. The generic plans are also made on
- * a table of one message, never analyzed, as a connection of a fresh node makes them, and must
- * read by index there as well.
+ * delivered messages, and the logs' lookups of a workflow run's messages and of a run by a
+ * message id, through the real driver; it records the statements it sends (the drivers' `trace`
+ * option) and asks the database for their plans: EXPLAIN on PostgreSQL (after ANALYZE, so the
+ * planner knows the table is large; for the engine's claim and outcome statement also their
+ * generic plans, which the driver runs them with), EXPLAIN QUERY PLAN on SQLite. A plan that
+ * reads the messages table by a scan, or a full scan of one of its indexes, fails the test. The
+ * generic plans are also made on a table of one message, never analyzed, as a connection of a
+ * fresh node makes them, and must read by index there as well.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,6 +21,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { ClaimedMessage, Message } from '../core/types.js';
 import type { Driver } from './driver.js';
 import { makeAccount, makeMessage } from './conformance/fixtures.js';
+import { makeRun } from './conformance/workflow-cases.js';
 import { FIXED_POOL_SETTINGS, openPostgresDriver } from './postgres/postgres-driver.js';
 import { quoteIdentifier } from './postgres/postgres-migrate.js';
 import { openSqliteDriver } from './sqlite/sqlite-driver.js';
@@ -28,13 +30,16 @@ const BACKLOG = 20_000;
 const DUE_NOW = 10;
 const NOW = Date.UTC(2026, 0, 1);
 /** The operations runHotPath marks. */
-const HOT_OPS = ['claim', 'claim (limited)', 'delete', 'finish', 'run messages'];
+const HOT_OPS = ['claim', 'claim (limited)', 'delete', 'finish', 'run by message', 'run messages'];
 /** The workflow run whose messages the logs look up (RUN_MESSAGES of them wait in the backlog). */
 const RUN_ID = 'wfr_plans';
 const RUN_MESSAGES = 3;
 
-/** Stores the backlog (due in a day) and DUE_NOW messages due now. */
-async function seed(driver: Driver, accountId: string): Promise<void> {
+/**
+ * Stores the backlog (due in a day), the run's messages (and the run) and DUE_NOW messages due
+ * now. Returns the id of one of the run's messages.
+ */
+async function seed(driver: Driver, accountId: string): Promise<string> {
   const later = NOW + 86_400_000;
   for (let done = 0; done < BACKLOG; done += 5_000) {
     const messages: Message[] = Array.from({ length: 5_000 }, (_, i) =>
@@ -43,25 +48,27 @@ async function seed(driver: Driver, accountId: string): Promise<void> {
     await driver.executor.messageInsertMany({ messages });
   }
   const workflow = { runId: RUN_ID, url: 'https://app.example.com/wf', createdAt: NOW };
-  await driver.executor.messageInsertMany({
-    messages: Array.from({ length: RUN_MESSAGES }, () =>
-      makeMessage(accountId, {
-        createdAt: NOW,
-        dueAt: later,
-        notBefore: later,
-        spec: { method: 'POST', headers: {}, workflow: { ...workflow, callType: 'toCallback' } },
-      }),
-    ),
-  });
+  await driver.executor.workflowRunInsert({ run: makeRun(accountId, workflow) });
+  const runMessages = Array.from({ length: RUN_MESSAGES }, () =>
+    makeMessage(accountId, {
+      createdAt: NOW,
+      dueAt: later,
+      notBefore: later,
+      spec: { method: 'POST', headers: {}, workflow: { ...workflow, callType: 'toCallback' } },
+    }),
+  );
+  await driver.executor.messageInsertMany({ messages: runMessages });
   await driver.executor.messageInsertMany({
     messages: Array.from({ length: DUE_NOW }, () => makeMessage(accountId, { createdAt: NOW })),
   });
+  return (runMessages[0] as Message).id;
 }
 
 /** Runs the hot operations; `mark` names the operation the next statements belong to. */
 async function runHotPath(
   driver: Driver,
   accountId: string,
+  runMessageId: string,
   mark: (op: string) => void,
 ): Promise<void> {
   const ex = driver.executor;
@@ -106,6 +113,14 @@ async function runHotPath(
     bodyCut: 0,
   });
   expect(run.items).toHaveLength(RUN_MESSAGES);
+  mark('run by message');
+  // The logs' messageId filter: a message not final yet finds its run (by the primary key).
+  const found = await ex.workflowRunList({
+    accountId,
+    filter: { messageIds: [runMessageId] },
+    count: 10,
+  });
+  expect(found.items.map((r) => r.runId)).toEqual([RUN_ID]);
   mark('');
 }
 
@@ -131,8 +146,8 @@ describe('query plans with a backlog: sqlite', () => {
     await driver.migrate();
     const account = makeAccount();
     await driver.executor.accountInsert({ account });
-    await seed(driver, account.id);
-    await runHotPath(driver, account.id, (next) => (op = next));
+    const runMessageId = await seed(driver, account.id);
+    await runHotPath(driver, account.id, runMessageId, (next) => (op = next));
     await driver.close();
     // The driver holds the file exclusively while open; the plans are asked for afterwards,
     // from the statements as they ran (values included).
@@ -281,9 +296,9 @@ describe.skipIf(!url)('query plans with a backlog: postgres', () => {
       await driver.migrate();
       const account = makeAccount({ plan: 'paid' });
       await driver.executor.accountInsert({ account });
-      await seed(driver, account.id);
+      const runMessageId = await seed(driver, account.id);
       await admin.unsafe('ANALYZE messages');
-      await runHotPath(driver, account.id, (next) => (op = next));
+      await runHotPath(driver, account.id, runMessageId, (next) => (op = next));
     } finally {
       await driver.close();
     }
@@ -306,7 +321,7 @@ describe.skipIf(!url)('query plans with a backlog: postgres', () => {
       // A run's messages are few among many: read by the index's condition, never by a walk of
       // the primary key in id order with the run as a filter.
       const plan = row?.['QUERY PLAN'][0]?.Plan as Record<string, unknown>;
-      expectIndexReads(name, text, plan, name === 'run messages');
+      expectIndexReads(name, text, plan, name === 'run messages' || name === 'run by message');
       // The engine's claim and outcome statements run with generic plans (postgres-driver.ts,
       // `fixed`), planned without the parameters' values: those plans must read by index too.
       if (GENERIC_OPS.has(name)) {

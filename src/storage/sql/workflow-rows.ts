@@ -216,10 +216,15 @@ export function workflowRunWhere(
   anyOf('url_path', filter.paths);
   anyOf('dlq_response_status', filter.responseStatuses);
   if (filter.messageIds && filter.messageIds.length > 0) {
-    // Through workflow_steps_message; (account_id, run_id) since run ids are the SDK's choice.
+    // A step's message in the history (through workflow_steps_message), or one not final yet (a
+    // sleep, a call on its way: the messages' primary key); (account_id, run_id) since run ids
+    // are the SDK's choice.
+    // One IN over a UNION ALL (not two INs joined by OR), so it stays a semi-join of index reads.
+    const ids = (): string => filter.messageIds?.map(bind).join(', ') ?? '';
     clauses.push(
       '(account_id, run_id) IN (SELECT account_id, run_id FROM workflow_steps ' +
-        `WHERE message_id IN (${filter.messageIds.map(bind).join(', ')}))`,
+        `WHERE message_id IN (${ids()}) UNION ALL SELECT account_id, workflow_run_id ` +
+        `FROM messages WHERE id IN (${ids()}) AND workflow_run_id IS NOT NULL)`,
     );
   }
   if (filter.urlPrefixes && filter.urlPrefixes.length > 0) {
