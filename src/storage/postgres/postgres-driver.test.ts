@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ClaimedMessage } from '../../core/types.js';
+import type { ClaimedMessage, Message } from '../../core/types.js';
 import {
   BINARY_BODY,
   T0,
@@ -22,7 +22,7 @@ import {
 import { runDriverConformance } from '../conformance/suite.js';
 import { listMigrationFiles } from '../migrate-files.js';
 import type { Driver, Executor, MessageClaimDueLimitedResult } from '../driver.js';
-import { chunkByBytes } from './postgres-batch.js';
+import { INLINE_BYTES, chunkByBytes } from './postgres-batch.js';
 import { CLAIM_LOCK_CLASS } from './postgres-messages.js';
 import { WARM_CONNECTIONS, WARM_FIXED_CONNECTIONS, openPostgresDriver } from './postgres-driver.js';
 import { quoteIdentifier } from './postgres-migrate.js';
@@ -667,6 +667,65 @@ describe.skipIf(!url)('postgres driver on a shared schema', () => {
     await a.executor.dlqInsertMany({ entries: [entry] });
     const got = await b.executor.dlqGet({ accountId: account.id, dlqId: entry.dlqId });
     expect(plain(got)).toEqual(plain(entry));
+  });
+
+  it('round-trips bodies on both sides of INLINE_BYTES in one batch: publish, outcome, DLQ', async () => {
+    await clearMessages(a.executor);
+    const account = makeAccount();
+    // Every byte value, repeated to each length: in the JSON up to INLINE_BYTES, after it in the
+    // column's parameter, several long ones at different offsets of it.
+    const bytes = (length: number) => Uint8Array.from({ length }, (_, i) => (i * 7 + length) % 256);
+    const sizes = [0, 1, INLINE_BYTES, INLINE_BYTES + 1, 3_000, 4_096, 700, 255];
+    const messages = sizes.map((size) =>
+      makeMessage(account.id, { body: bytes(size), dueAt: T0, createdAt: T0 }),
+    );
+    const leased = { ...makeMessage(account.id, { body: bytes(2_000) }), leaseToken: 'tok' };
+    await a.executor.messagePublishMany({
+      messages: [...messages, leased],
+      events: [...messages, leased].map((m) => makeEvent(m)),
+      leaseLimits: { now: T0, maxInFlightByPlan: {} },
+    });
+    await a.executor.messagePublishMany({
+      messages: [makeMessage(account.id, { body: bytes(900) })],
+      events: [],
+    });
+    for (const m of [...messages, leased]) {
+      const got = await b.executor.messageGet({ accountId: account.id, id: m.id });
+      expect(plain(got?.body), `message body of ${m.body.byteLength} bytes`).toEqual(plain(m.body));
+    }
+    const claimed = await b.executor.messageClaimDue({ now: T0, limit: 20, leaseUntil: T0 + 1 });
+    const bySize = new Map(claimed.map((m) => [m.body.byteLength, m]));
+    for (const size of sizes) expect(plain(bySize.get(size)?.body)).toEqual(plain(bytes(size)));
+    // The outcome statement: DELIVERED events with response bodies of both kinds.
+    expect(
+      (
+        await a.executor.messageFinishMany({
+          events: [],
+          finished: claimed.map((m, i) => ({
+            lease: leaseOf(m),
+            events: [makeEvent(m, { state: 'DELIVERED', responseBody: bytes(i * 250) })],
+          })),
+        })
+      ).sort(),
+    ).toEqual(claimed.map((m) => m.id).sort());
+    const page = await b.executor.eventList({ accountId: account.id, filter: {}, count: 100 });
+    for (const event of page.items) {
+      const message = [...messages, leased].find((m) => m.id === event.messageId);
+      if (message) expect(plain(event.body)).toEqual(plain(message.body));
+      if (event.state === 'DELIVERED') {
+        const i = claimed.findIndex((m) => m.id === event.messageId);
+        expect(plain(event.responseBody)).toEqual(plain(bytes(i * 250)));
+      }
+    }
+    expect(page.items.filter((e) => e.state === 'DELIVERED')).toHaveLength(claimed.length);
+    const entries = sizes.map((size, i) =>
+      makeDlqEntry(messages[i] as Message, { responseBody: bytes(size + 100) }),
+    );
+    await a.executor.dlqInsertMany({ entries });
+    for (const entry of entries) {
+      const got = await b.executor.dlqGet({ accountId: account.id, dlqId: entry.dlqId });
+      expect(plain(got)).toEqual(plain(entry));
+    }
   });
 
   it('compresses bodies with lz4 (PostgreSQL 14 and later) and reads them back whole', async () => {

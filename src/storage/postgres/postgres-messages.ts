@@ -71,7 +71,14 @@ function leasedText(): string {
   const ok =
     'r.lease_token IS NOT NULL AND (s.account_id IS NULL OR ' +
     '(s.taken IS NOT NULL AND r.n <= s.max - s.taken))';
-  const values = insertMessages.values().map((value, i) => {
+  // The messages' parameters, then the events', then the limits' (now, the lock class, plans,
+  // their maxima, the wait).
+  const events = 1 + insertMessages.width;
+  const [now, lockClass, plans, maxima, wait] = Array.from(
+    { length: 5 },
+    (_, i) => `$${events + insertEvents.width + i}`,
+  );
+  const values = insertMessages.values(1).map((value, i) => {
     const name = MESSAGE_COLUMNS[i]?.name;
     if (name === 'due_at') return `CASE WHEN ${ok} THEN r.due_at ELSE r.created_at END`;
     if (name === 'lease_token') return `CASE WHEN ${ok} THEN r.lease_token END`;
@@ -80,16 +87,16 @@ function leasedText(): string {
   publishLeasedText =
     `WITH m AS (SELECT * FROM ${insertMessages.source(1)}), ` +
     'slots AS (SELECT a.account_id, lim.max, ' +
-    'ferry_leased_count_wait_locked(a.account_id, $3, $4, $7) AS taken ' +
+    `ferry_leased_count_wait_locked(a.account_id, ${now}, ${lockClass}, ${wait}) AS taken ` +
     'FROM (SELECT DISTINCT account_id FROM m WHERE lease_token IS NOT NULL) a ' +
     'JOIN accounts ac ON ac.id = a.account_id ' +
-    'JOIN unnest($5::text[], $6::integer[]) AS lim(plan, max) ON lim.plan = ac.plan), ' +
+    `JOIN unnest(${plans}::text[], ${maxima}::integer[]) AS lim(plan, max) ON lim.plan = ac.plan), ` +
     `stored AS (INSERT INTO messages (${MESSAGE_COLUMNS.map((c) => c.name).join(', ')}) ` +
     `SELECT ${values.join(', ')} FROM (SELECT m.*, row_number() OVER ` +
     '(PARTITION BY m.account_id, m.lease_token IS NOT NULL ORDER BY m.ord) AS n FROM m) r ' +
     'LEFT JOIN slots s ON s.account_id = r.account_id ORDER BY r.ord ' +
     'RETURNING id, lease_token IS NOT NULL AS leased), ' +
-    `logged AS (${insertEvents.text(2)}) ` +
+    `logged AS (${insertEvents.text(events)}) ` +
     'SELECT array(SELECT id FROM stored WHERE leased) AS ids';
   return publishLeasedText;
 }
