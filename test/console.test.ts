@@ -1,7 +1,8 @@
 /**
  * The console in a real browser (headless Chromium) against a real Ferry on SQLite with real
  * receivers: sign in and out, Logs with a message's timeline, DLQ retry, schedules, URL-group
- * headers, planted XSS payloads, and no request to any host but Ferry's.
+ * headers, planted XSS payloads, workflow runs (resume, a step retrying, a call in flight,
+ * cancel), and no request to any host but Ferry's.
  */
 import { describe, expect, it } from 'vitest';
 import {
@@ -37,6 +38,24 @@ async function open(path: string): Promise<ConsolePage> {
 
 async function publish(path: string, init: RequestInit): Promise<string> {
   const res = await t.api(`/v2/publish/${receiver.url}${path}`, { method: 'POST', ...init });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { messageId: string }).messageId;
+}
+
+/**
+ * Starts a workflow run as the SDK's trigger does (Svc- protocol): its first step is a message to
+ * `<endpoint>/wf`. Returns that message's id.
+ */
+async function startRun(
+  endpoint: string,
+  runId: string,
+  headers: Record<string, string>,
+): Promise<string> {
+  const res = await t.api(`/v2/publish/${endpoint}/wf`, {
+    method: 'POST',
+    headers: { 'Svc-Workflow-RunId': runId, 'Svc-Workflow-Init': 'true', ...headers },
+    body: 'payload',
+  });
   expect(res.status).toBe(200);
   return ((await res.json()) as { messageId: string }).messageId;
 }
@@ -293,17 +312,10 @@ describe('console', () => {
       return { status: 200 };
     });
     try {
-      const trigger = await t.api(`/v2/publish/${workflow.url}/wf`, {
-        method: 'POST',
-        headers: {
-          'Svc-Workflow-RunId': 'wfr_console-1',
-          'Svc-Workflow-Init': 'true',
-          'Svc-Retries': '0',
-          'Svc-Failure-Callback': `${receiver.url}/wf-failed`,
-        },
-        body: 'payload',
+      await startRun(workflow.url, 'wfr_console-1', {
+        'Svc-Retries': '0',
+        'Svc-Failure-Callback': `${receiver.url}/wf-failed`,
       });
-      expect(trigger.status).toBe(200);
       await eventually(async () => {
         const dlq = (await (await t.api('/v2/workflows/dlq')).json()) as { messages: unknown[] };
         return dlq.messages.length === 1;
@@ -341,17 +353,10 @@ describe('console', () => {
     // A third party that does not answer: a `context.call` of the run stays on its way.
     const third = await startReceiver(() => ({ hang: true }));
     try {
-      const trigger = await t.api(`/v2/publish/${workflow.url}/wf`, {
-        method: 'POST',
-        headers: {
-          'Svc-Workflow-RunId': 'wfr_console-retrying',
-          'Svc-Workflow-Init': 'true',
-          'Svc-Retries': '2',
-          'Svc-Retry-Delay': '60000',
-        },
-        body: 'payload',
+      await startRun(workflow.url, 'wfr_console-retrying', {
+        'Svc-Retries': '2',
+        'Svc-Retry-Delay': '60000',
       });
-      expect(trigger.status).toBe(200);
       await eventually(async () => {
         const logs = (await (
           await t.api('/v2/workflows/logs?workflowRunId=wfr_console-retrying')
@@ -395,6 +400,39 @@ describe('console', () => {
       await third.close();
       await workflow.close();
       await t.api('/v2/workflows/runs/wfr_console-retrying', { method: 'DELETE' });
+    }
+  });
+
+  it('cancels a running run from its page: RUN_CANCELED, and its waiting step is cancelled', async () => {
+    // The run's first step fails; its retry is a minute away, so the run waits at it.
+    const workflow = await startReceiver(() => ({ status: 503, body: 'step unavailable' }));
+    try {
+      const messageId = await startRun(workflow.url, 'wfr_console-cancel', {
+        'Svc-Retries': '2',
+        'Svc-Retry-Delay': '60000',
+      });
+      await waitForState(messageId, 'RETRY');
+
+      const { page } = await open('/workflows/runs/wfr_console-cancel');
+      const steps = page.getByRole('list', { name: 'Steps' });
+      await steps.getByRole('listitem').filter({ hasText: 'next step' }).waitFor();
+      await page.getByRole('button', { name: 'Cancel run' }).click();
+      await page.getByRole('button', { name: 'Yes, cancel the run' }).click();
+      await page.getByText('Run cancelled.').waitFor();
+      await page.getByText('RUN_CANCELED').first().waitFor();
+      await steps
+        .getByRole('listitem')
+        .filter({ hasText: 'next step' })
+        .waitFor({ state: 'detached' });
+      // Cancelled, not completed: the API agrees, and the retry waits no more.
+      const logs = (await (
+        await t.api('/v2/workflows/logs?workflowRunId=wfr_console-cancel')
+      ).json()) as { runs: { workflowState: string }[] };
+      expect(logs.runs[0]?.workflowState).toBe('RUN_CANCELED');
+      expect((await t.api(`/v2/messages/${messageId}`)).status).toBe(404);
+      await waitForState(messageId, 'CANCELLED');
+    } finally {
+      await workflow.close();
     }
   });
 

@@ -227,8 +227,12 @@ export function WorkflowRunPage(props: { runId: string }) {
       ).runs[0] ?? null,
   });
   const cancel = useMutation({
+    // `cancel=true`: without it the API ends the run as completed (the SDK's completion call).
     mutationFn: () =>
-      request(`/v2/workflows/runs/${segment(props.runId, 'Workflow run')}`, { method: 'DELETE' }),
+      request(`/v2/workflows/runs/${segment(props.runId, 'Workflow run')}`, {
+        method: 'DELETE',
+        query: { cancel: true },
+      }),
     onSuccess: () => client.invalidateQueries({ queryKey: ['workflow-runs'] }),
   });
   const steps = (run.data?.steps ?? []).flatMap((g) =>
