@@ -60,6 +60,24 @@ async function startRun(
   return ((await res.json()) as { messageId: string }).messageId;
 }
 
+/**
+ * A one-step workflow endpoint speaking the Svc- protocol: it answers 500 until `fix()`, then
+ * ends the run with `result`.
+ */
+async function fixableWorkflow(result: string): Promise<Receiver & { fix(): void }> {
+  let fixed = false;
+  const endpoint = await startReceiver(async (req) => {
+    if (!fixed) return { status: 500, body: 'step broke' };
+    const runId = req.headers['svc-workflow-runid'] as string;
+    await t.api(`/v2/workflows/runs/${runId}?cancel=false`, {
+      method: 'DELETE',
+      body: JSON.stringify(result),
+    });
+    return { status: 200 };
+  });
+  return Object.assign(endpoint, { fix: () => (fixed = true) });
+}
+
 useConsoleSuite((suite) => {
   ({ browser, t, receiver } = suite);
 });
@@ -299,18 +317,7 @@ describe('console', () => {
   });
 
   it('resumes a failed workflow run from the workflow DLQ', async () => {
-    // A one-step workflow endpoint speaking the Svc- protocol: it fails until fixed, then ends
-    // the run with its result.
-    let fixed = false;
-    const workflow = await startReceiver(async (req) => {
-      if (!fixed) return { status: 500, body: 'step broke' };
-      const runId = req.headers['svc-workflow-runid'] as string;
-      await t.api(`/v2/workflows/runs/${runId}?cancel=false`, {
-        method: 'DELETE',
-        body: JSON.stringify('all done'),
-      });
-      return { status: 200 };
-    });
+    const workflow = await fixableWorkflow('all done');
     try {
       await startRun(workflow.url, 'wfr_console-1', {
         'Svc-Retries': '0',
@@ -325,7 +332,7 @@ describe('console', () => {
       const row = page.getByRole('row').filter({ hasText: 'wfr_console-1' });
       await row.getByText('500').waitFor();
       await screenshot(page, 'workflow-dlq');
-      fixed = true;
+      workflow.fix();
       await row.getByRole('button', { name: 'Resume wfr_console-1' }).click();
       const notice = page.getByText(/^Resumed (\S+)\.$/);
       await notice.waitFor();
@@ -344,6 +351,60 @@ describe('console', () => {
       expect(await page.locator('pre.body').innerText()).toContain('all done');
     } finally {
       await workflow.close();
+    }
+  });
+
+  it('restarts selected runs of the workflow DLQ and re-runs a failure callback', async () => {
+    // Failure callbacks land on a receiver of their own, so this test counts only its own.
+    const failures = await startReceiver();
+    const workflow = await fixableWorkflow('restarted fine');
+    const runs = ['wfr_console-r1', 'wfr_console-r2', 'wfr_console-r3'];
+    try {
+      for (const runId of runs) {
+        await startRun(workflow.url, runId, {
+          'Svc-Retries': '0',
+          'Svc-Failure-Callback': `${failures.url}/failed`,
+        });
+      }
+      await failures.waitFor(runs.length);
+      const { page } = await open('/workflows?view=dlq');
+      const table = page.getByRole('table', { name: 'Workflow DLQ' });
+      for (const runId of runs) await table.getByRole('link', { name: runId }).waitFor();
+
+      // The failure function again, for one run: its callback is called a second time.
+      await page
+        .getByRole('button', { name: 'Re-run the failure callback of wfr_console-r3' })
+        .click();
+      await page.getByText('Failure callback sent again for 1.').waitFor();
+      await failures.waitFor(runs.length + 1);
+      const again = failures.requests.at(-1);
+      expect(JSON.parse(again?.body.toString() ?? '{}')).toMatchObject({
+        workflowRunId: 'wfr_console-r3',
+      });
+
+      workflow.fix();
+      await page.getByRole('checkbox', { name: 'Select wfr_console-r1' }).check();
+      await page.getByRole('checkbox', { name: 'Select wfr_console-r2' }).check();
+      await page.getByRole('button', { name: 'Restart selected' }).click();
+      const notice = page.getByText(/^Restarted (\S+), (\S+)\.$/);
+      await notice.waitFor();
+      const restarted = /^Restarted (\S+), (\S+)\.$/.exec(await notice.innerText())?.slice(1) ?? [];
+      expect(restarted).toHaveLength(2);
+      // Only the unselected run is left in the DLQ; the two restarted runs complete.
+      await table.getByRole('link', { name: 'wfr_console-r1' }).waitFor({ state: 'detached' });
+      expect(await table.getByRole('link', { name: 'wfr_console-r3' }).count()).toBe(1);
+      for (const runId of restarted) {
+        await eventually(async () => {
+          const logs = (await (
+            await t.api(`/v2/workflows/logs?workflowRunId=${runId}`)
+          ).json()) as { runs: { workflowState: string }[] };
+          return logs.runs[0]?.workflowState === 'RUN_SUCCESS';
+        }, `restarted run ${runId} succeeded`);
+      }
+    } finally {
+      await workflow.close();
+      await failures.close();
+      await t.api('/v2/workflows/dlq?workflowRunId=wfr_console-r3', { method: 'DELETE' });
     }
   });
 
