@@ -258,9 +258,9 @@ describe.each(STORAGES)('what the official SDK suites expect (%s)', (storage) =>
     });
   });
 
-  it('ending a workflow run that has ended answers 200 and leaves it as it was', async () => {
-    const runId = `wfr_twice_${storage}`;
-    const trigger = await t.api(`/v2/publish/${dest.url}/wf-twice`, {
+  /** Starts a run whose first step waits an hour; returns that step's message id. */
+  async function startWaitingRun(runId: string): Promise<string> {
+    const trigger = await t.api(`/v2/publish/${dest.url}/${runId}`, {
       method: 'POST',
       headers: {
         'Upstash-Workflow-RunId': runId,
@@ -269,6 +269,12 @@ describe.each(STORAGES)('what the official SDK suites expect (%s)', (storage) =>
       },
     });
     expect(trigger.status).toBe(200);
+    return ((await trigger.json()) as { messageId: string }).messageId;
+  }
+
+  it('ending a workflow run that has ended answers 200 and leaves it as it was', async () => {
+    const runId = `wfr_twice_${storage}`;
+    await startWaitingRun(runId);
     const end = (query: string, body: string) =>
       t.api(`/v2/workflows/runs/${runId}?${query}`, { method: 'DELETE', body });
     expect((await end('cancel=false', '"done"')).status).toBe(200);
@@ -284,5 +290,18 @@ describe.each(STORAGES)('what the official SDK suites expect (%s)', (storage) =>
       method: 'DELETE',
     });
     expect(unknown.status).toBe(404);
+  });
+
+  it('DELETE of a run without `cancel` cancels it, as the REST API documents', async () => {
+    const runId = `wfr_plain_cancel_${storage}`;
+    const messageId = await startWaitingRun(runId);
+    const res = await t.api(`/v2/workflows/runs/${runId}`, { method: 'DELETE' });
+    expect(res.status).toBe(200);
+    const { runs } = (await json(`/v2/workflows/logs?workflowRunId=${runId}`)).body as {
+      runs: { workflowState: string }[];
+    };
+    expect(runs).toMatchObject([{ workflowState: 'RUN_CANCELED' }]);
+    // Its delayed first step is cancelled with it.
+    expect((await t.api(`/v2/messages/${messageId}`)).status).toBe(404);
   });
 });

@@ -146,13 +146,14 @@ export function workflowRoutes(app: FastifyInstance, ctx: ApiContext): void {
     return rawSteps(steps);
   });
 
-  // Completion (`cancel=false`, body = the result) or the SDK's own cancel (`cancel=true`).
-  // Ending a run that has ended already succeeds and changes nothing: the SDK ends a run again
-  // when it was started twice with one id, and expects success (as QStash answers).
+  // Completion (`cancel=false`, body = the result) or cancel (`cancel=true`, or no `cancel`: the
+  // REST API's "Cancel Workflow Run"; the SDK always says which it means). Ending a run that has
+  // ended already succeeds and changes nothing: the SDK ends a run again when it was started
+  // twice with one id, and expects success (as QStash answers).
   app.delete<{ Params: { runId: string }; Querystring: { cancel?: string } }>(
     '/v2/workflows/runs/:runId',
     async (request) => {
-      const cancel = request.query.cancel ?? 'false';
+      const cancel = request.query.cancel ?? 'true';
       if (cancel !== 'true' && cancel !== 'false') {
         throw badRequest(`invalid cancel ${quoteValue(cancel)}: expected true or false`);
       }

@@ -560,10 +560,16 @@ export function messagingSchemas(prefix: string): Record<string, RouteSchema> {
       },
     },
     'DELETE /v2/workflows/runs/:runId': {
-      summary: 'Complete a run (body = its result) or cancel it',
+      summary: 'Cancel a run, or complete it (`cancel=false`, body = its result)',
       params: runParam,
       querystring: Type.Object({
-        cancel: opt(Type.Enum(['true', 'false'], { description: '`true`: cancel' })),
+        cancel: opt(
+          Type.Enum(['true', 'false'], {
+            description:
+              '`false`: complete the run with the body as its result (the workflow SDK sends it ' +
+              'at the end of a run); `true` or absent: cancel it',
+          }),
+        ),
       }),
       consumes: ['*/*'],
       body: raw('The run’s result (on completion)'),
