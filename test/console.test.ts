@@ -1,9 +1,11 @@
 /**
  * The console in a real browser (headless Chromium) against a real Ferry on SQLite with real
- * receivers: sign in and out, Logs with a message's timeline, DLQ retry, schedules, URL-group
- * headers, planted XSS payloads, workflow runs (resume, a step retrying, a call in flight,
- * cancel), and no request to any host but Ferry's.
+ * receivers: sign in and out, Logs with a message's timeline, DLQ retry (one, selected) and
+ * delete, schedules, URL-group headers and deletion, key rotation, planted XSS payloads, workflow
+ * runs (resume, restart, failure callback, a step retrying, a call in flight, cancel), and no
+ * request to any host but Ferry's.
  */
+import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
   eventually,
@@ -211,6 +213,100 @@ describe('console', () => {
     } finally {
       await failing.close();
     }
+  });
+
+  it('retries two selected DLQ entries and deletes a third', async () => {
+    let fail = true;
+    const failing = await startReceiver(() =>
+      fail ? { status: 500, body: 'down' } : { status: 200 },
+    );
+    try {
+      const ids: string[] = [];
+      for (const n of [1, 2, 3]) {
+        const res = await t.api(`/v2/publish/${failing.url}/selected-${n}`, {
+          method: 'POST',
+          headers: { 'Svc-Retries': '0' },
+          body: `entry ${n}`,
+        });
+        ids.push(((await res.json()) as { messageId: string }).messageId);
+      }
+      for (const id of ids) await waitForState(id, 'FAILED');
+      const dlq = (await (await t.api('/v2/dlq')).json()) as {
+        messages: { dlqId: string; messageId: string }[];
+      };
+      const dlqIdOf = (messageId: string): string =>
+        dlq.messages.find((m) => m.messageId === messageId)?.dlqId ?? '';
+      const [one, two, three] = ids.map(dlqIdOf) as [string, string, string];
+
+      const { page } = await open('/dlq');
+      const table = page.getByRole('table', { name: 'DLQ entries' });
+      await table.getByRole('link', { name: three }).waitFor();
+      fail = false;
+      await page.getByRole('checkbox', { name: `Select ${one}` }).check();
+      await page.getByRole('checkbox', { name: `Select ${two}` }).check();
+      await page.getByRole('button', { name: 'Retry selected' }).click();
+      // The answer links each retry's new message; both are delivered.
+      const links = page.getByRole('status').getByRole('link');
+      await expect.poll(() => links.count()).toBe(2);
+      for (const retried of await links.allInnerTexts()) await waitForState(retried, 'DELIVERED');
+
+      await page.getByRole('checkbox', { name: `Select ${three}` }).check();
+      await page.getByRole('button', { name: 'Delete selected' }).click();
+      await page.getByRole('button', { name: 'Yes, delete' }).click();
+      await page.getByText('Deleted 1.').waitFor();
+      await table.getByRole('link', { name: three }).waitFor({ state: 'detached' });
+      const left = (await (await t.api('/v2/dlq')).json()) as { messages: unknown[] };
+      expect(left.messages).toEqual([]);
+      // A deleted entry is not retried: only the two selected ones reached the receiver again.
+      expect(failing.requests.map((r) => r.path).sort()).toEqual([
+        '/selected-1',
+        '/selected-1',
+        '/selected-2',
+        '/selected-2',
+        '/selected-3',
+      ]);
+    } finally {
+      await failing.close();
+    }
+  });
+
+  it('rotates the signing keys, and deletes a URL group', async () => {
+    const before = (await (await t.api('/v2/keys')).json()) as { current: string; next: string };
+    const { page } = await open('/keys');
+    await page.getByText(before.next).waitFor();
+    await page.getByRole('button', { name: 'Rotate keys' }).click();
+    await page.getByRole('button', { name: 'Yes, rotate' }).click();
+    await page.getByText('Keys rotated.').waitFor();
+    const after = (await (await t.api('/v2/keys')).json()) as { current: string; next: string };
+    // The next key became current, and a new next key was made; the page shows the pair.
+    expect(after.current).toBe(before.next);
+    expect(after.next).not.toBe(before.next);
+    expect(await page.locator('dl.facts').innerText()).toContain(after.next);
+    // Deliveries are signed with the new current key (t.api signs nothing: check a real one).
+    const id = await publish('/after-rotation', { body: 'signed' });
+    await waitForState(id, 'DELIVERED');
+    const signed = receiver.requests.find((r) => r.path === '/after-rotation');
+    const jwt = String(signed?.headers['svc-signature'] ?? '');
+    const [head, claims, mac] = jwt.split('.');
+    expect(mac).toBe(
+      createHmac('sha256', after.current).update(`${head}.${claims}`).digest('base64url'),
+    );
+
+    const add = await t.api('/v2/topics/to-delete/endpoints', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ endpoints: [{ url: `${receiver.url}/gone`, name: 'gone' }] }),
+    });
+    expect(add.status).toBe(200);
+    await page.goto(`${t.url}/console/url-groups/to-delete`);
+    await page
+      .getByRole('table', { name: 'Endpoints' })
+      .getByText('gone', { exact: true })
+      .waitFor();
+    await page.getByRole('button', { name: 'Delete group' }).click();
+    await page.getByRole('button', { name: 'Yes, delete the group' }).click();
+    await page.waitForURL(/\/console\/url-groups$/);
+    expect((await t.api('/v2/topics/to-delete')).status).toBe(404);
   });
 
   it('creates, pauses, resumes and deletes a schedule, with the next five fire times', async () => {
