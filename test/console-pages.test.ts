@@ -270,7 +270,7 @@ describe('console pages', () => {
     await screenshot(page, 'publish');
   });
 
-  it('signs in with e-mail and API key: Accounts with plan, budget, token reset and usage', async () => {
+  it('signs in with e-mail and API key: Accounts with plan, budget, token reset, a new account and usage', async () => {
     const admin = await createMgmtUser(t, true);
     const account = await createQueueAccount(admin, { type: 'paid' });
     const p = await browser.newPage();
@@ -314,6 +314,17 @@ describe('console pages', () => {
     expect(fresh).not.toBe(account.token);
     expect((await withToken(t.url, account.token)('/v2/keys')).status).toBe(401);
     expect((await withToken(t.url, fresh)('/v2/keys')).status).toBe(200);
+
+    // A new account from the form: its token is shown once and works.
+    await page.getByText('New account', { exact: true }).click();
+    const create = page.getByRole('form', { name: 'New account' });
+    await create.getByLabel('Plan').selectOption('free');
+    await create.getByRole('button', { name: 'Create account' }).click();
+    await expect.poll(async () => (await shown.innerText()).trim()).not.toBe(fresh);
+    const created = (await shown.innerText()).trim();
+    expect((await withToken(t.url, created)('/v2/keys')).status).toBe(200);
+    const accounts = await admin.json<{ id: string; type: string }[]>('/v2/queue');
+    expect(accounts.filter((a) => a.type === 'free').length).toBeGreaterThanOrEqual(2);
 
     await row.getByRole('link', { name: account.id }).click();
     await page.getByRole('heading', { name: `Usage of account ${account.id}` }).waitFor();
