@@ -95,7 +95,8 @@ export interface BatchInsert<T> {
   text(at: number, filter?: RowFilter): string;
   /**
    * The rows of the parameters from `$at` as a `FROM` item `r`, with the columns' names and
-   * `ord` (a bytea column's name holds its offset; see values).
+   * `ord` (a bytea column's name holds a short value's base64; `<name>__o` and `<name>__n` a
+   * long one's offset and length: see values).
    */
   source(at: number): string;
   /** The columns' expressions on `r` (from `source(at)`), in `columns` order. */
