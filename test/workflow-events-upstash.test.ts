@@ -154,7 +154,7 @@ describe.each(STORAGES)('workflow events with the official SDK (%s)', (storage) 
     });
   });
 
-  it("another account's notify does not wake the waiter, nor see it", async () => {
+  it("another account's notify does not wake the waiter, nor see it; a cancel removes it", async () => {
     const { url } = waitingWorkflow('/wf/isolated', 'shared-event', '600s');
     const { workflowRunId } = await client.trigger({ url, body: { order: 'o-4' } });
     await drive();
@@ -169,7 +169,10 @@ describe.each(STORAGES)('workflow events with the official SDK (%s)', (storage) 
     await drive();
     expect((await runOf(workflowRunId))?.workflowState).toBe('RUN_STARTED');
     expect(await client.getWaiters({ eventId: 'shared-event' })).toHaveLength(1);
+    // A cancelled run waits no more: its waiter goes with its timeout message.
     await client.cancel({ ids: workflowRunId });
+    expect(await client.getWaiters({ eventId: 'shared-event' })).toEqual([]);
+    expect(await client.notify({ eventId: 'shared-event', eventData: 'late' })).toEqual([]);
   });
 
   it('refuses a wait without a running run, a bad timeout, and an overlong event id', async () => {

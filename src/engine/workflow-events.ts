@@ -183,3 +183,15 @@ export async function claimWaitTimeout(executor: Executor, message: Message): Pr
     return won;
   });
 }
+
+/**
+ * Cancelled messages (`DELETE /v2/messages`, a cancelled run) that were waits' timeouts: their
+ * waiters are deleted with them, so `GET /v2/waiters` stops listing a wait that can no longer
+ * end, and a notify finds nobody. Other messages are ignored.
+ */
+export async function deleteCancelledWaits(tx: Executor, cancelled: Message[]): Promise<void> {
+  for (const message of cancelled) {
+    if (message.spec.workflow?.waitFor === undefined) continue;
+    await tx.workflowWaiterDelete({ accountId: message.accountId, id: message.id });
+  }
+}

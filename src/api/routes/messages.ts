@@ -1,5 +1,6 @@
 /** `GET/DELETE /v2/messages/{id}` and bulk cancel `DELETE /v2/messages?…`. */
 import { markFailureCallsCancelled } from '../../engine/workflow-outcomes.js';
+import { deleteCancelledWaits } from '../../engine/workflow-events.js';
 import type { FastifyInstance } from 'fastify';
 import { notFound } from '../../core/errors.js';
 import { eventOf } from '../../engine/records.js';
@@ -74,6 +75,7 @@ async function cancelChunk(
       afterId,
     });
     await markFailureCallsCancelled(tx, cancelled, now);
+    await deleteCancelledWaits(tx, cancelled);
     if (cancelled.length > 0) {
       await tx.eventInsertMany({
         events: cancelled.flatMap((m) => [
