@@ -198,7 +198,9 @@ export function batchInsert<T>(
       if (filter && extra !== undefined) row[filter.name] = extra;
       return row;
     });
-    return [JSON.stringify(rows), ...parts.map((p) => Buffer.concat(p).toString('base64'))];
+    const blobsOf = (p: Buffer[]): string =>
+      p.length === 0 ? '' : Buffer.concat(p).toString('base64');
+    return [JSON.stringify(rows), ...parts.map(blobsOf)];
   };
   const alone = text(1);
   const insert = async (db: Db, items: readonly T[]): Promise<void> => {

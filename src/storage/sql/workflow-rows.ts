@@ -217,9 +217,9 @@ export function workflowRunWhere(
   anyOf('dlq_response_status', filter.responseStatuses);
   if (filter.messageIds && filter.messageIds.length > 0) {
     // A step's message in the history (through workflow_steps_message), or one not final yet (a
-    // sleep, a call on its way: the messages' primary key); (account_id, run_id) since run ids
-    // are the SDK's choice.
-    // One IN over a UNION ALL (not two INs joined by OR), so it stays a semi-join of index reads.
+    // call on its way, its callback: the messages' primary key), as one IN over a UNION ALL (not
+    // two INs joined by OR) so that it stays a semi-join of index reads; (account_id, run_id)
+    // since run ids are the SDK's choice.
     const ids = (): string => filter.messageIds?.map(bind).join(', ') ?? '';
     clauses.push(
       '(account_id, run_id) IN (SELECT account_id, run_id FROM workflow_steps ' +
