@@ -262,6 +262,72 @@ describe.each(STORAGES)('workflow protocol with Svc- headers (%s)', (storage) =>
     }
   });
 
+  it('resumes and restarts a list of DLQ ids given in the body (…/multi)', async () => {
+    fixed = false;
+    try {
+      for (const [runId, label] of [
+        ['wfr_svc-m1', 'multi-1'],
+        ['wfr_svc-m2', 'multi-2'],
+        ['wfr_svc-m3', 'multi-3'],
+      ] as const) {
+        expect((await trigger(runId, runId, label)).status).toBe(200);
+      }
+      await drive();
+      const dlqIdOf = async (label: string) => {
+        const dlq = (await (await t.api(`/v2/workflows/dlq?label=${label}`)).json()) as {
+          messages: { dlqId: string }[];
+        };
+        return dlq.messages[0]?.dlqId ?? '';
+      };
+      const [m1, m2, m3] = [
+        await dlqIdOf('multi-1'),
+        await dlqIdOf('multi-2'),
+        await dlqIdOf('multi-3'),
+      ];
+      const multi = (kind: string, body: string) =>
+        t.api(`/v2/workflows/dlq/${kind}/multi`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', 'Svc-Label': 'multi-done' },
+          body,
+        });
+
+      // One unknown id: 404 naming it, and nothing is resumed.
+      const unknown = await multi('resume', JSON.stringify({ dlqIds: [m1, 'dlq_nope'] }));
+      expect(unknown.status).toBe(404);
+      expect(((await unknown.json()) as { error: string }).error).toContain('"dlq_nope" not found');
+      expect(await dlqIdOf('multi-1')).toBe(m1);
+      for (const body of ['', '{}', '{"dlqIds":[]}', '{"dlqIds":"x"}', '{"dlqIds":["a"],"x":1}']) {
+        const bad = await multi('resume', body);
+        expect(bad.status, body).toBe(400);
+        expect(((await bad.json()) as { error: string }).error, body).toMatch(/body|dlqIds/);
+      }
+
+      fixed = true;
+      const resumed = await multi('resume', JSON.stringify({ dlqIds: [m1, m2, m1] }));
+      expect(resumed.status).toBe(200);
+      const { workflowRuns } = (await resumed.json()) as {
+        workflowRuns: { workflowRunId: string; workflowCreatedAt: number }[];
+      };
+      expect(workflowRuns).toHaveLength(2);
+      const restarted = await multi('restart', JSON.stringify({ dlqIds: [m3] }));
+      expect(restarted.status).toBe(200);
+      await drive();
+      const logs = (await (
+        await t.api('/v2/workflows/logs?label=multi-done&state=RUN_SUCCESS')
+      ).json()) as { runs: { resumedFrom: { runId: string; kind: string } }[] };
+      expect(
+        logs.runs.map((r) => r.resumedFrom).sort((a, b) => a.runId.localeCompare(b.runId)),
+      ).toEqual([
+        { runId: 'wfr_svc-m1', kind: 'resume' },
+        { runId: 'wfr_svc-m2', kind: 'resume' },
+        { runId: 'wfr_svc-m3', kind: 'restart' },
+      ]);
+      for (const label of ['multi-1', 'multi-2', 'multi-3']) expect(await dlqIdOf(label)).toBe('');
+    } finally {
+      fixed = true;
+    }
+  });
+
   it('resume with Svc-Failure-Callback: a run that fails again calls the new failure URL', async () => {
     fixed = false;
     try {

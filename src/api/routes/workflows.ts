@@ -15,6 +15,8 @@ import { pendingSteps } from '../../engine/workflow-pending.js';
 import type { InvokeResult } from '../../core/workflow-invoke.js';
 import { eventOf } from '../../engine/records.js';
 import type { ApiContext } from '../context.js';
+import { jsonBody } from '../json-body.js';
+import type { DlqIdsBody } from '../schemas/messaging.js';
 import { checkDestinationAllowed } from '../destination-guard.js';
 import { workflowDlqJson, workflowRunJson } from '../workflow-presenters.js';
 import { cursorField } from '../query.js';
@@ -264,6 +266,19 @@ export function workflowRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const workflowRuns = await resumeMany(ctx, request, runs, kind);
       return { workflowRuns, cursor: cursor ?? '' };
     });
+    // Upstash's "Multiple IDs" form: `{"dlqIds": [...]}` in the body. Every id must be in the
+    // DLQ (404 naming the first that is not) before any run is resumed. Registered before the
+    // single form, though Fastify's static segment wins over `:dlqId` either way.
+    app.post<{ Params: Record<string, string> }>(
+      `/v2/workflows/dlq/${kind}/multi`,
+      async (request) => {
+        // Shape and types were checked by the route's schema (schemas/messaging.ts) before this.
+        const { dlqIds } = jsonBody(request) as DlqIdsBody;
+        const runs: WorkflowRun[] = [];
+        for (const dlqId of new Set(dlqIds)) runs.push(await getDlqRun(ctx, request, dlqId));
+        return { workflowRuns: await resumeMany(ctx, request, runs, kind) };
+      },
+    );
     app.post<{ Params: { dlqId: string } }>(`/v2/workflows/dlq/${kind}/:dlqId`, async (request) => {
       const run = await getDlqRun(ctx, request, request.params.dlqId);
       const [resumed] = await resumeMany(ctx, request, [run], kind);

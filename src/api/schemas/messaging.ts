@@ -72,6 +72,19 @@ export const QueueUpsertBody = Type.Object(
 );
 export type QueueUpsert = Static<typeof QueueUpsertBody>;
 
+/** The body of `POST /v2/workflows/dlq/resume|restart/multi`. */
+export const DlqIdsBodySchema = Type.Object(
+  {
+    dlqIds: Type.Array(Type.String({ minLength: 1 }), {
+      minItems: 1,
+      maxItems: 1000,
+      description: 'Workflow DLQ ids, each of which must be in the DLQ (404)',
+    }),
+  },
+  closed,
+);
+export type DlqIdsBody = Static<typeof DlqIdsBodySchema>;
+
 /** The publish settings headers (`<P>-Retries`…), documented under the configured prefix. */
 function settingsHeaders(prefix: string, extra: Record<string, string> = {}) {
   const h = (suffix: string, description: string) => [
@@ -622,6 +635,16 @@ export function messagingSchemas(prefix: string): Record<string, RouteSchema> {
             cursor: Type.String({ description: '`""` once every match was processed' }),
           }),
           ...common,
+        },
+      },
+      [`POST /v2/workflows/dlq/${kind}/multi`]: {
+        summary: `${kind === 'resume' ? 'Resume' : 'Restart'} the runs of a list of DLQ ids`,
+        headers: settingsHeaders(prefix),
+        body: DlqIdsBodySchema,
+        response: {
+          200: Type.Object({ workflowRuns: Type.Array(ResumedRun) }),
+          ...common,
+          ...errors(404),
         },
       },
       [`POST /v2/workflows/dlq/${kind}/:dlqId`]: {
