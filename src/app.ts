@@ -88,7 +88,16 @@ export interface Ferry {
  * database) readable by its owner only. An existing directory keeps its mode.
  */
 function makeDataDir(config: Config): void {
-  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  try {
+    mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    // "ENOTDIR: not a directory, mkdir '…'" → "not a directory (ENOTDIR)"
+    const { code, message } = error as NodeJS.ErrnoException;
+    const why = message.replace(/^[A-Z]+: /, '').replace(/, mkdir .*$/, '');
+    throw new Error(
+      `cannot create the data directory ${config.dataDir} (--data-dir): ${why}${code ? ` (${code})` : ''}`,
+    );
+  }
 }
 
 /** `logger` hears of SQLite checkpoints that fail (the WAL then grows until one succeeds). */

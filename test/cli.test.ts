@@ -1,5 +1,13 @@
 /** `ferry start` as a user runs it: credentials, settings, graceful stop, restart. */
-import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -173,6 +181,18 @@ describe('ferry start', () => {
       rmSync(other, { recursive: true, force: true });
     }
     expect(await f.kill('SIGTERM')).toBe(0);
+  });
+
+  it('names the data directory it cannot create, in one line with status 1', () => {
+    const file = join(dataDir, 'a-file');
+    writeFileSync(file, '');
+    const res = spawnSync(process.execPath, [MAIN, 'start', '--data-dir', join(file, 'ferry')], {
+      encoding: 'utf8',
+    });
+    expect(res.status).toBe(1);
+    expect(res.stderr).toBe(
+      `ferry: cannot create the data directory ${join(file, 'ferry')} (--data-dir): not a directory (ENOTDIR)\n`,
+    );
   });
 
   it('rejects an unknown option or a bad value with a message and status 2', () => {
