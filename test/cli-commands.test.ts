@@ -2,46 +2,31 @@
  * The client commands as an operator runs them: the built `ferry` against a started Ferry,
  * connecting through the data directory's credentials.json or FERRY_URL/FERRY_TOKEN.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 /** Each test runs the CLI several times, a second or two each on a busy machine. */
 const SLOW = { timeout: 180_000 };
 import type { DlqMessage, Event, Message, Schedule, UrlGroup } from '../src/sdk/types.js';
 import type { Queue } from '../src/sdk/queues.js';
 import type { MessagingAccount } from '../src/sdk/admin-types.js';
-import { cliJson, eventually, runCli, spawnCli } from './helpers/cli.js';
-import { startFerryProcess, type FerryProcess } from './helpers/process.js';
-import { startReceiver, type Receiver } from './helpers/receiver.js';
+import { cliJson, eventually, runCli, spawnCli, useCliServer } from './helpers/cli.js';
+import { startReceiver } from './helpers/receiver.js';
 
-let dataDir: string;
-let ferry: FerryProcess;
-let dest: Receiver;
-/** Connects through credentials.json, as on the server's machine. */
-let env: Record<string, string>;
-
-beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'ferry-cli-cmd-'));
-  ferry = await startFerryProcess({ dataDir });
-  dest = await startReceiver((req) => ({ status: req.path.startsWith('/fail') ? 500 : 200 }));
-  env = { FERRY_DATA_DIR: dataDir };
-}, 60_000);
-afterAll(async () => {
-  await ferry.kill('SIGTERM');
-  await dest.close();
-  rmSync(dataDir, { recursive: true, force: true });
-});
+/** Ferry and a destination; the CLI connects through credentials.json (`server.env`). */
+const server = useCliServer('ferry-cli-cmd', (req) => ({
+  status: req.path.startsWith('/fail') ? 500 : 200,
+}));
 
 describe('ferry publish, logs and messages', SLOW, () => {
   it('publishes with a body file, a header and a label; the log shows the delivery', async () => {
-    const bodyFile = join(dataDir, 'body.json');
+    const bodyFile = join(server.dataDir, 'body.json');
     writeFileSync(bodyFile, '{"order":42}');
     const published = await cliJson<{ messageId: string }>(
       [
         'publish',
-        `${dest.url}/orders`,
+        `${server.dest.url}/orders`,
         '--body-file',
         bodyFile,
         '--content-type',
@@ -51,22 +36,22 @@ describe('ferry publish, logs and messages', SLOW, () => {
         '--label',
         'billing',
       ],
-      env,
+      server.env,
     );
     expect(published.messageId).toMatch(/^msg_/);
-    const [req] = await dest.waitFor(1);
+    const [req] = await server.dest.waitFor(1);
     expect(req?.body.toString()).toBe('{"order":42}');
     expect(req?.headers['x-tenant']).toBe('acme');
     expect(req?.headers['content-type']).toBe('application/json');
 
     const delivered = await eventually(async () => {
-      const events = await cliJson<Event[]>(['logs', '--message', published.messageId], env);
+      const events = await cliJson<Event[]>(['logs', '--message', published.messageId], server.env);
       return events.find((e) => e.state === 'DELIVERED') ? events : undefined;
     });
     expect(delivered.map((e) => e.state)).toEqual(['CREATED', 'ACTIVE', 'DELIVERED']);
     expect(delivered[0]?.labels ?? [delivered[0]?.label]).toEqual(['billing']);
 
-    const table = await runCli(['logs', '--label', 'billing'], env);
+    const table = await runCli(['logs', '--label', 'billing'], server.env);
     expect(table.status).toBe(0);
     const lines = table.stdout.trimEnd().split('\n');
     expect(lines[0]).toMatch(/^TIME\s+MESSAGE ID\s+STATE\s+URL\s+LABEL\s+DETAIL$/);
@@ -83,29 +68,29 @@ describe('ferry publish, logs and messages', SLOW, () => {
 
   it('shows a delayed message and cancels it; a cancelled one is a one-line error, status 1', async () => {
     const { messageId } = await cliJson<{ messageId: string }>(
-      ['publish', `${dest.url}/later`, '--body', 'x', '--delay', '1h', '--retries', '2'],
-      env,
+      ['publish', `${server.dest.url}/later`, '--body', 'x', '--delay', '1h', '--retries', '2'],
+      server.env,
     );
-    const message = await cliJson<Message>(['messages', 'get', messageId], env);
+    const message = await cliJson<Message>(['messages', 'get', messageId], server.env);
     expect(message).toMatchObject({ messageId, maxRetries: 2, body: 'x' });
     expect(message.notBefore).toBeGreaterThan(Date.now() + 50 * 60_000);
-    const human = await runCli(['messages', 'get', messageId], env);
+    const human = await runCli(['messages', 'get', messageId], server.env);
     expect(human.stdout).toMatch(new RegExp(`^id:\\s+${messageId}$`, 'm'));
 
-    const cancelled = await runCli(['messages', 'cancel', messageId], env);
+    const cancelled = await runCli(['messages', 'cancel', messageId], server.env);
     expect(cancelled).toMatchObject({ status: 0, stdout: 'cancelled 1\n' });
-    const gone = await runCli(['messages', 'get', messageId], env);
+    const gone = await runCli(['messages', 'get', messageId], server.env);
     expect(gone.status).toBe(1);
     expect(gone.stdout).toBe('');
     expect(gone.stderr).toMatch(/^ferry: .*\(HTTP 404\)\n$/);
   });
 
   it('follows the log: a message published meanwhile appears, SIGINT ends with status 0', async () => {
-    const follow = spawnCli(['logs', '--follow', '--interval', '1s', '--data-dir', dataDir]);
+    const follow = spawnCli(['logs', '--follow', '--interval', '1s', '--data-dir', server.dataDir]);
     await follow.waitFor('TIME');
     const { messageId } = await cliJson<{ messageId: string }>(
-      ['publish', `${dest.url}/followed`, '--body', 'f'],
-      env,
+      ['publish', `${server.dest.url}/followed`, '--body', 'f'],
+      server.env,
     );
     await follow.waitFor(`${messageId}  DELIVERED`);
     expect(await follow.stop('SIGINT')).toBe(0);
@@ -115,46 +100,46 @@ describe('ferry publish, logs and messages', SLOW, () => {
 describe('ferry dlq', SLOW, () => {
   it('lists, shows, retries and deletes dead-lettered messages', async () => {
     const { messageId } = await cliJson<{ messageId: string }>(
-      ['publish', `${dest.url}/fail`, '--body', 'doomed', '--retries', '0'],
-      env,
+      ['publish', `${server.dest.url}/fail`, '--body', 'doomed', '--retries', '0'],
+      server.env,
     );
     const entry = await eventually(async () => {
-      const page = await cliJson<{ messages: DlqMessage[] }>(['dlq', 'list'], env);
+      const page = await cliJson<{ messages: DlqMessage[] }>(['dlq', 'list'], server.env);
       return page.messages.find((m) => m.messageId === messageId);
     });
     expect(entry.responseStatus).toBe(500);
-    const shown = await cliJson<DlqMessage>(['dlq', 'get', entry.dlqId], env);
+    const shown = await cliJson<DlqMessage>(['dlq', 'get', entry.dlqId], server.env);
     expect(shown).toMatchObject({ messageId, body: 'doomed' });
-    const table = await runCli(['dlq', 'list'], env);
+    const table = await runCli(['dlq', 'list'], server.env);
     expect(table.stdout).toMatch(
       new RegExp(`^${entry.dlqId}\\s+${messageId}\\s+\\S+/fail\\s+500\\s`, 'm'),
     );
 
     const retried = await cliJson<{ responses: { messageId: string }[] }>(
       ['dlq', 'retry', entry.dlqId],
-      env,
+      server.env,
     );
     expect(retried.responses[0]?.messageId).toMatch(/^msg_/);
     const second = await eventually(async () => {
-      const page = await cliJson<{ messages: DlqMessage[] }>(['dlq', 'list'], env);
+      const page = await cliJson<{ messages: DlqMessage[] }>(['dlq', 'list'], server.env);
       return page.messages.find((m) => m.messageId === retried.responses[0]?.messageId);
     });
-    const partly = await runCli(['dlq', 'delete', second.dlqId, 'dlq_nosuch'], env);
+    const partly = await runCli(['dlq', 'delete', second.dlqId, 'dlq_nosuch'], server.env);
     expect(partly.stdout).toBe('deleted 1; 1 of the ids given not in the DLQ\n');
-    const missing = await runCli(['dlq', 'get', second.dlqId], env);
+    const missing = await runCli(['dlq', 'get', second.dlqId], server.env);
     expect(missing.status).toBe(1);
   });
 
   it('shows why an attempt without a response failed', async () => {
     const { messageId } = await cliJson<{ messageId: string }>(
       ['publish', 'http://127.0.0.1:1/closed', '--body', 'x', '--retries', '0'],
-      env,
+      server.env,
     );
     const entry = await eventually(async () => {
-      const page = await cliJson<{ messages: DlqMessage[] }>(['dlq', 'list'], env);
+      const page = await cliJson<{ messages: DlqMessage[] }>(['dlq', 'list'], server.env);
       return page.messages.find((m) => m.messageId === messageId);
     });
-    const shown = await runCli(['dlq', 'get', entry.dlqId], env);
+    const shown = await runCli(['dlq', 'get', entry.dlqId], server.env);
     expect(shown.stdout).toMatch(/^error:\s+.*ECONNREFUSED/m);
   });
 });
@@ -165,7 +150,7 @@ describe('ferry schedules, groups, queues and keys', SLOW, () => {
       [
         'schedules',
         'create',
-        `${dest.url}/tick`,
+        `${server.dest.url}/tick`,
         '--cron',
         '0 3 * * *',
         '--body',
@@ -173,75 +158,94 @@ describe('ferry schedules, groups, queues and keys', SLOW, () => {
         '--retries',
         '1',
       ],
-      env,
+      server.env,
     );
-    const list = await cliJson<Schedule[]>(['schedules', 'list'], env);
+    const list = await cliJson<Schedule[]>(['schedules', 'list'], server.env);
     expect(list.map((s) => s.scheduleId)).toContain(scheduleId);
     const next = list.find((s) => s.scheduleId === scheduleId)?.nextScheduleTime ?? 0;
     expect(new Date(next).toISOString()).toMatch(/T03:00:00/);
-    const shown = await runCli(['schedules', 'get', scheduleId], env);
+    const shown = await runCli(['schedules', 'get', scheduleId], server.env);
     expect(shown.stdout).toMatch(/^next tick:\s+\S*T03:00:00/m);
-    expect((await runCli(['schedules', 'list'], env)).stdout).toMatch(/NEXT TICK/);
-    expect((await runCli(['schedules', 'pause', scheduleId], env)).status).toBe(0);
-    expect(await cliJson<Schedule>(['schedules', 'get', scheduleId], env)).toMatchObject({
+    expect((await runCli(['schedules', 'list'], server.env)).stdout).toMatch(/NEXT TICK/);
+    expect((await runCli(['schedules', 'pause', scheduleId], server.env)).status).toBe(0);
+    expect(await cliJson<Schedule>(['schedules', 'get', scheduleId], server.env)).toMatchObject({
       cron: '0 3 * * *',
       isPaused: true,
       retries: 1,
     });
-    expect((await runCli(['schedules', 'resume', scheduleId], env)).status).toBe(0);
-    expect((await cliJson<Schedule>(['schedules', 'get', scheduleId], env)).isPaused).toBe(false);
-    expect((await runCli(['schedules', 'delete', scheduleId], env)).stdout).toBe(
+    expect((await runCli(['schedules', 'resume', scheduleId], server.env)).status).toBe(0);
+    expect((await cliJson<Schedule>(['schedules', 'get', scheduleId], server.env)).isPaused).toBe(
+      false,
+    );
+    expect((await runCli(['schedules', 'delete', scheduleId], server.env)).stdout).toBe(
       `deleted ${scheduleId}\n`,
     );
-    expect((await runCli(['schedules', 'get', scheduleId], env)).status).toBe(1);
+    expect((await runCli(['schedules', 'get', scheduleId], server.env)).status).toBe(1);
   });
 
   it('builds a URL group that a publish fans out to, then takes it apart', async () => {
     const added = await cliJson<UrlGroup>(
-      ['groups', 'add', 'team', `${dest.url}/g1`, `second=${dest.url}/g2`],
-      env,
+      ['groups', 'add', 'team', `${server.dest.url}/g1`, `second=${server.dest.url}/g2`],
+      server.env,
     );
     expect(added.endpoints).toEqual([
-      { url: `${dest.url}/g1` },
-      { name: 'second', url: `${dest.url}/g2` },
+      { url: `${server.dest.url}/g1` },
+      { name: 'second', url: `${server.dest.url}/g2` },
     ]);
-    const before = dest.requests.length;
-    const results = await cliJson<{ url: string }[]>(['publish', 'team', '--body', 'all'], env);
-    expect(results.map((r) => r.url).sort()).toEqual([`${dest.url}/g1`, `${dest.url}/g2`]);
-    await dest.waitFor(before + 2);
-    expect((await cliJson<UrlGroup[]>(['groups', 'list'], env)).map((g) => g.name)).toContain(
-      'team',
+    const before = server.dest.requests.length;
+    const results = await cliJson<{ url: string }[]>(
+      ['publish', 'team', '--body', 'all'],
+      server.env,
     );
-    const removed = await cliJson<UrlGroup>(['groups', 'remove', 'team', `${dest.url}/g1`], env);
-    expect(removed.endpoints).toEqual([{ name: 'second', url: `${dest.url}/g2` }]);
-    expect((await runCli(['groups', 'delete', 'team'], env)).status).toBe(0);
-    expect((await runCli(['groups', 'get', 'team'], env)).status).toBe(1);
+    expect(results.map((r) => r.url).sort()).toEqual([
+      `${server.dest.url}/g1`,
+      `${server.dest.url}/g2`,
+    ]);
+    await server.dest.waitFor(before + 2);
+    expect(
+      (await cliJson<UrlGroup[]>(['groups', 'list'], server.env)).map((g) => g.name),
+    ).toContain('team');
+    const removed = await cliJson<UrlGroup>(
+      ['groups', 'remove', 'team', `${server.dest.url}/g1`],
+      server.env,
+    );
+    expect(removed.endpoints).toEqual([{ name: 'second', url: `${server.dest.url}/g2` }]);
+    expect((await runCli(['groups', 'delete', 'team'], server.env)).status).toBe(0);
+    expect((await runCli(['groups', 'get', 'team'], server.env)).status).toBe(1);
   });
 
   it('creates, pauses and deletes a queue that publishes go into', async () => {
     const made = await cliJson<Queue>(
       ['queues', 'upsert', 'jobs', '--parallelism', '2', '--paused'],
-      env,
+      server.env,
     );
     expect(made).toMatchObject({ name: 'jobs', parallelism: 2, paused: true });
-    const before = dest.requests.length;
-    await cliJson(['publish', `${dest.url}/queued`, '--queue', 'jobs', '--body', 'q'], env);
-    expect((await cliJson<Queue>(['queues', 'get', 'jobs'], env)).lag).toBe(1);
-    expect((await runCli(['queues', 'resume', 'jobs'], env)).status).toBe(0);
-    const delivered = await dest.waitFor(before + 1, 20_000);
+    const before = server.dest.requests.length;
+    await cliJson(
+      ['publish', `${server.dest.url}/queued`, '--queue', 'jobs', '--body', 'q'],
+      server.env,
+    );
+    expect((await cliJson<Queue>(['queues', 'get', 'jobs'], server.env)).lag).toBe(1);
+    expect((await runCli(['queues', 'resume', 'jobs'], server.env)).status).toBe(0);
+    const delivered = await server.dest.waitFor(before + 1, 20_000);
     expect(delivered[before]?.path).toBe('/queued');
-    expect((await cliJson<Queue[]>(['queues', 'list'], env)).map((q) => q.name)).toContain('jobs');
-    expect((await runCli(['queues', 'delete', 'jobs'], env)).status).toBe(0);
-    expect((await runCli(['queues', 'get', 'jobs'], env)).status).toBe(1);
+    expect((await cliJson<Queue[]>(['queues', 'list'], server.env)).map((q) => q.name)).toContain(
+      'jobs',
+    );
+    expect((await runCli(['queues', 'delete', 'jobs'], server.env)).status).toBe(0);
+    expect((await runCli(['queues', 'get', 'jobs'], server.env)).status).toBe(1);
   });
 
   it('shows and rotates the signing keys', async () => {
-    const keys = await cliJson<{ current: string; next: string }>(['keys', 'get'], env);
+    const keys = await cliJson<{ current: string; next: string }>(['keys', 'get'], server.env);
     expect(keys).toEqual({
-      current: ferry.credentials.currentSigningKey,
-      next: ferry.credentials.nextSigningKey,
+      current: server.ferry.credentials.currentSigningKey,
+      next: server.ferry.credentials.nextSigningKey,
     });
-    const rotated = await cliJson<{ current: string; next: string }>(['keys', 'rotate'], env);
+    const rotated = await cliJson<{ current: string; next: string }>(
+      ['keys', 'rotate'],
+      server.env,
+    );
     expect(rotated.current).toBe(keys.next);
     expect(rotated.next).not.toBe(keys.next);
   });
@@ -249,14 +253,20 @@ describe('ferry schedules, groups, queues and keys', SLOW, () => {
 
 describe('ferry accounts', SLOW, () => {
   it('lists, creates and rotates accounts; the new token works with FERRY_URL/FERRY_TOKEN', async () => {
-    const accounts = await cliJson<MessagingAccount[]>(['accounts', 'list'], env);
-    expect(accounts.map((a) => a.id)).toContain(ferry.credentials.accountId);
-    const created = await cliJson<MessagingAccount>(['accounts', 'create', '--plan', 'free'], env);
+    const accounts = await cliJson<MessagingAccount[]>(['accounts', 'list'], server.env);
+    expect(accounts.map((a) => a.id)).toContain(server.ferry.credentials.accountId);
+    const created = await cliJson<MessagingAccount>(
+      ['accounts', 'create', '--plan', 'free'],
+      server.env,
+    );
     expect(created.type).toBe('free');
-    const asNew = { FERRY_URL: ferry.credentials.baseUrl, FERRY_TOKEN: created.token };
+    const asNew = { FERRY_URL: server.ferry.credentials.baseUrl, FERRY_TOKEN: created.token };
     expect((await runCli(['keys', 'get'], asNew)).status).toBe(0);
 
-    const rotated = await cliJson<MessagingAccount>(['accounts', 'rotate-token', created.id], env);
+    const rotated = await cliJson<MessagingAccount>(
+      ['accounts', 'rotate-token', created.id],
+      server.env,
+    );
     expect(rotated.token).not.toBe(created.token);
     const refused = await runCli(['keys', 'get'], asNew);
     expect(refused.status).toBe(1);
@@ -267,10 +277,10 @@ describe('ferry accounts', SLOW, () => {
 
     const stats = await cliJson<{ days: string[] }>(
       ['accounts', 'stats', created.id, '--period', '1d'],
-      env,
+      server.env,
     );
     expect(Array.isArray(stats.days)).toBe(true);
-    const human = await runCli(['accounts', 'list'], env);
+    const human = await runCli(['accounts', 'list'], server.env);
     expect(human.stdout).toMatch(/^ID\s+PLAN\s+REGION\s+STATE\s+CREATED$/m);
   });
 });
@@ -280,15 +290,15 @@ describe('mistakes', SLOW, () => {
     const cases: [string[], RegExp][] = [
       [['dlq', 'lst'], /^ferry: unknown command 'lst'/],
       [['frobnicate'], /^ferry: unknown command 'frobnicate'/],
-      [['publish', dest.url, '--colour', 'red'], /^ferry: unknown option --colour/],
+      [['publish', server.dest.url, '--colour', 'red'], /^ferry: unknown option --colour/],
       [
-        ['publish', dest.url, '--retries', 'many'],
+        ['publish', server.dest.url, '--retries', 'many'],
         /^ferry: option '--retries <n>' argument 'many' is invalid/,
       ],
       [['publish'], /^ferry: missing required argument 'destination'/],
-      [['publish', dest.url, '--header', 'novalue'], /^ferry: --header must be name:value/],
+      [['publish', server.dest.url, '--header', 'novalue'], /^ferry: --header must be name:value/],
       [
-        ['publish', dest.url, '--flow-control-key', 'k'],
+        ['publish', server.dest.url, '--flow-control-key', 'k'],
         /^ferry: --flow-control-key needs --parallelism or --rate/,
       ],
       [
@@ -296,12 +306,22 @@ describe('mistakes', SLOW, () => {
         /^ferry: option '--period <period>' argument '2h' is invalid/,
       ],
       [
-        ['keys', 'get', '--data-dir', join(dataDir, 'nothing-here')],
+        ['workflows', 'list', '--count', 'all'],
+        /^ferry: option '--count <n>' argument 'all' is invalid/,
+      ],
+      [['workflows', 'cancel'], /^ferry: missing required argument 'run-ids'/],
+      [
+        ['workflows', 'dlq', 'restart', 'dlq_x', '--retries', '-1'],
+        /^ferry: option '--retries <n>' argument '-1' is invalid/,
+      ],
+      [['flow-control', 'get'], /^ferry: missing required argument 'key'/],
+      [
+        ['keys', 'get', '--data-dir', join(server.dataDir, 'nothing-here')],
         /^ferry: no server URL: pass --url/,
       ],
     ];
     for (const [args, pattern] of cases) {
-      const res = await runCli(args, args.includes('--data-dir') ? {} : env);
+      const res = await runCli(args, args.includes('--data-dir') ? {} : server.env);
       expect(res.status, args.join(' ')).toBe(2);
       expect(res.stderr, args.join(' ')).toMatch(pattern);
       expect(res.stderr.trimEnd().split('\n'), args.join(' ')).toHaveLength(1);
@@ -313,7 +333,18 @@ describe('mistakes', SLOW, () => {
       ['publish'],
       ['logs'],
       ['messages', 'cancel'],
+      ['messages', 'list'],
       ['dlq', 'retry'],
+      ['workflows', 'list'],
+      ['workflows', 'cancel'],
+      ['workflows', 'dlq', 'list'],
+      ['workflows', 'dlq', 'resume'],
+      ['workflows', 'dlq', 'restart'],
+      ['workflows', 'dlq', 'delete'],
+      ['flow-control', 'list'],
+      ['flow-control', 'get'],
+      ['flow-control', 'pause'],
+      ['flow-control', 'resume'],
       ['schedules', 'create'],
       ['groups', 'add'],
       ['queues', 'upsert'],

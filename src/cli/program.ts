@@ -6,10 +6,12 @@
 import { Command } from 'commander';
 import { accountsCommand } from './commands/accounts.js';
 import { backupCommands } from './commands/backup.js';
+import { flowControlCommand } from './commands/flow-control.js';
 import { groupsCommand, queuesCommand } from './commands/groups.js';
 import { logsCommand } from './commands/logs.js';
 import { dlqCommand, keysCommand, messagesCommand, publishCommand } from './commands/messaging.js';
 import { schedulesCommand } from './commands/schedules.js';
+import { workflowsCommand } from './commands/workflows.js';
 
 /** Makes `command` and every subcommand throw on a parse error instead of exiting. */
 function quiet(command: Command): void {
@@ -39,6 +41,8 @@ export function buildProgram(serverCommands: Command[]): Command {
     schedulesCommand(),
     groupsCommand(),
     queuesCommand(),
+    workflowsCommand(),
+    flowControlCommand(),
     keysCommand(),
     accountsCommand(),
     ...backupCommands(),

@@ -214,11 +214,56 @@ describe('FerryClient.messages', () => {
     );
   });
 
+  it('lists a page with filters and normalises the last page cursor', async () => {
+    const msg = { messageId: 'msg_2', url: 'https://e.x/', method: 'POST', header: {} };
+    reply(200, { cursor: 'msg_1', messages: [msg] });
+    await expect(
+      client().messages.list({
+        count: 1,
+        cursor: 'msg_3',
+        filter: { label: ['a b', 'c'], url: 'https://e.x/?q=1', queueName: 'jobs' },
+      }),
+    ).resolves.toEqual({ cursor: 'msg_1', messages: [msg] });
+    expect([last().method, last().url]).toEqual([
+      'GET',
+      '/v2/messages?label=a%20b&label=c&url=https%3A%2F%2Fe.x%2F%3Fq%3D1&queueName=jobs' +
+        '&cursor=msg_3&count=1',
+    ]);
+
+    reply(200, { cursor: '', messages: [] });
+    const page = await client().messages.list();
+    expect(page).toEqual({ messages: [] });
+    expect('cursor' in page).toBe(false);
+    expect(last().url).toBe('/v2/messages');
+  });
+
   it('refuses empty ids instead of hitting the bulk endpoint', async () => {
     await expect(client().messages.get('')).rejects.toThrow(TypeError);
     await expect(client().messages.cancel('')).rejects.toThrow(TypeError);
     await expect(client().messages.cancelMany({ messageIds: [] })).rejects.toThrow(TypeError);
+    await expect(client().messages.list({ filter: { messageIds: [] } })).rejects.toThrow(TypeError);
     expect(recorded).toHaveLength(0);
+  });
+});
+
+describe('FerryClient.workflows', () => {
+  it('deletes many DLQ entries by ids or by filter page', async () => {
+    reply(200, { deleted: 1 });
+    await expect(client().workflows.deleteDlqMany({ dlqIds: ['d1', 'd/2'] })).resolves.toEqual({
+      deleted: 1,
+    });
+    expect([last().method, last().url]).toEqual([
+      'DELETE',
+      '/v2/workflows/dlq?dlqIds=d1&dlqIds=d%2F2',
+    ]);
+
+    reply(200, { deleted: 3, cursor: 'next' });
+    await expect(
+      client().workflows.deleteDlqMany({ filter: { label: 'l' }, count: 3 }),
+    ).resolves.toEqual({ deleted: 3, cursor: 'next' });
+    expect(last().url).toBe('/v2/workflows/dlq?label=l&count=3');
+
+    await expect(client().workflows.deleteDlqMany({ dlqIds: [] })).rejects.toThrow(TypeError);
   });
 });
 

@@ -1,4 +1,4 @@
-import { assertId, assertNonEmpty, withCursor } from './http.js';
+import { assertId, assertNonEmpty, bulkDelete, withCursor } from './http.js';
 import type { HttpClient, QueryValue } from './http.js';
 import type { DlqFilter, DlqMessage, DlqPage, DlqSelection, PageRequest } from './types.js';
 
@@ -45,12 +45,7 @@ export class DlqApi {
    * all); call again with the returned `cursor` until it is absent.
    */
   async deleteMany(sel: DlqSelection): Promise<{ deleted: number; cursor?: string }> {
-    const res = await this.http.request<{ deleted: number; cursor?: string }>({
-      method: 'DELETE',
-      path: '/v2/dlq',
-      query: selectionQuery(sel),
-    });
-    return withCursor(res.cursor, { deleted: res.deleted });
+    return bulkDelete(this.http, '/v2/dlq', selectionQuery(sel));
   }
 
   /**

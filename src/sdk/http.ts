@@ -52,6 +52,23 @@ export function withCursor<T extends object>(
   return cursor === undefined || cursor === '' ? rest : { ...rest, cursor };
 }
 
+/**
+ * A bulk delete, `DELETE <path>?<query>` (ids or a filter's page): how many were removed, and
+ * the cursor of the next page while there is one.
+ */
+export async function bulkDelete(
+  http: HttpClient,
+  path: string,
+  query: Record<string, QueryValue>,
+): Promise<{ deleted: number; cursor?: string }> {
+  const res = await http.request<{ deleted: number; cursor?: string }>({
+    method: 'DELETE',
+    path,
+    query,
+  });
+  return withCursor(res.cursor, { deleted: res.deleted });
+}
+
 /** The fetch wrapper shared by every resource: auth, URL building, error mapping, JSON parsing. */
 export class HttpClient {
   private readonly baseUrl: string;

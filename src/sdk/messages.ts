@@ -1,6 +1,6 @@
-import { assertId, assertNonEmpty } from './http.js';
+import { assertId, assertNonEmpty, withCursor } from './http.js';
 import type { HttpClient } from './http.js';
-import type { Message, MessageFilter } from './types.js';
+import type { Message, MessageFilter, MessageListFilter, PageRequest } from './types.js';
 
 /** `/v2/messages`: read and cancel messages that are not final yet. */
 export class MessagesApi {
@@ -12,6 +12,22 @@ export class MessagesApi {
       method: 'GET',
       path: `/v2/messages/${assertId('messageId', messageId)}`,
     });
+  }
+
+  /**
+   * One page of the messages that are not final yet, newest first (count ≤ 100; a Ferry
+   * extension, `GET /v2/messages`); `cursor` is absent on the last page.
+   */
+  async list(
+    req: PageRequest & { filter?: MessageListFilter } = {},
+  ): Promise<{ messages: Message[]; cursor?: string }> {
+    assertNonEmpty('messageIds', req.filter?.messageIds);
+    const res = await this.http.request<{ cursor?: string; messages: Message[] }>({
+      method: 'GET',
+      path: '/v2/messages',
+      query: { ...req.filter, cursor: req.cursor, count: req.count },
+    });
+    return withCursor(res.cursor, { messages: res.messages });
   }
 
   /** Cancels one message; `cancelled` is 1. */

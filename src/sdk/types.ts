@@ -191,6 +191,9 @@ export interface MessageFilter {
   count?: number;
 }
 
+/** Filters of `GET /v2/messages` (the same as the bulk cancel's, AND across fields). */
+export type MessageListFilter = Omit<MessageFilter, 'count'>;
+
 /** Filters of `GET /v2/events`. Dates are ms. */
 export interface EventFilter {
   messageId?: MultiValue;

@@ -1,4 +1,4 @@
-import { assertId, assertNonEmpty, withCursor } from './http.js';
+import { assertId, assertNonEmpty, bulkDelete, withCursor } from './http.js';
 import type { HttpClient, QueryValue } from './http.js';
 
 import type {
@@ -71,6 +71,14 @@ export class WorkflowsApi {
       headers: opts.headers,
     });
     return withCursor(res.cursor, { workflowRuns: res.workflowRuns });
+  }
+
+  /**
+   * Removes the listed entries, or one page of those matching the filter (the runs keep their
+   * state); ids not in the DLQ are passed over, so `deleted` may be fewer than the ids given.
+   */
+  async deleteDlqMany(sel: WorkflowDlqSelection): Promise<{ deleted: number; cursor?: string }> {
+    return bulkDelete(this.http, '/v2/workflows/dlq', selectionQuery(sel));
   }
 
   /** Removes one workflow DLQ entry (the run keeps its state). */

@@ -1,6 +1,11 @@
 /** Runs the built `ferry` command asynchronously (the test's own receivers keep answering). */
 import { execFile, spawn } from 'node:child_process';
-import { MAIN } from './process.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
+import { MAIN, startFerryProcess, type FerryProcess } from './process.js';
+import { startReceiver, type Receiver, type Responder } from './receiver.js';
 
 export interface CliResult {
   status: number | null;
@@ -72,4 +77,34 @@ export async function eventually<T>(
     if (Date.now() > deadline) throw new Error(`not there after ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+/** What `useCliServer` starts for a test file (set by its `beforeAll`). */
+export interface CliServer {
+  dataDir: string;
+  ferry: FerryProcess;
+  /** A destination for the messages the tests publish. */
+  dest: Receiver;
+  /** Connects the CLI through the data directory's credentials.json, as on the server's machine. */
+  env: Record<string, string>;
+}
+
+/**
+ * Starts, before the tests, the built Ferry on a data directory of its own (named after `name`)
+ * and a receiver answering with `responder`; stops them and removes the directory after.
+ */
+export function useCliServer(name: string, responder?: Responder): CliServer {
+  const server = {} as CliServer;
+  beforeAll(async () => {
+    server.dataDir = mkdtempSync(join(tmpdir(), `${name}-`));
+    server.ferry = await startFerryProcess({ dataDir: server.dataDir });
+    server.dest = await startReceiver(responder);
+    server.env = { FERRY_DATA_DIR: server.dataDir };
+  }, 60_000);
+  afterAll(async () => {
+    await server.ferry.kill('SIGTERM');
+    await server.dest.close();
+    rmSync(server.dataDir, { recursive: true, force: true });
+  });
+  return server;
 }

@@ -73,6 +73,11 @@ function need(what: string, ways: string, ...values: (string | undefined)[]): st
   return value;
 }
 
+/** The server's header prefix: `--header-prefix`, else `FERRY_HEADER_PREFIX`, else `Svc`. */
+export function headerPrefix(flags: ConnectionFlags, env: NodeJS.ProcessEnv = process.env): string {
+  return flags.headerPrefix ?? fromEnv(env, 'FERRY_HEADER_PREFIX') ?? 'Svc';
+}
+
 export function messagingClient(
   flags: ConnectionFlags,
   env: NodeJS.ProcessEnv = process.env,
@@ -83,7 +88,7 @@ export function messagingClient(
   return new FerryClient({
     baseUrl: need('server URL', '--url or set FERRY_URL', url, creds?.baseUrl),
     token: need('token', '--token or set FERRY_TOKEN', token, creds?.token),
-    headerPrefix: flags.headerPrefix ?? fromEnv(env, 'FERRY_HEADER_PREFIX') ?? 'Svc',
+    headerPrefix: headerPrefix(flags, env),
   });
 }
 

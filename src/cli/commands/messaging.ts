@@ -1,11 +1,13 @@
 /** `ferry publish`, `ferry messages`, `ferry dlq` and `ferry keys`. */
 import { Command } from 'commander';
+import type { FerryClient } from '../../sdk/client.js';
 import type { DlqMessage, Message, PublishResult } from '../../sdk/types.js';
 import { act } from './action.js';
 import { messagingClient, withConnection, type ConnectionFlags } from './connection.js';
-import { cell, print, record, table, time } from './output.js';
+import { cell, counted, print, record, table, time } from './output.js';
+import { withPaging, type PagingFlags } from './paging.js';
 import {
-  integer,
+  collect,
   publishRequest,
   withPublishOptions,
   type PublishFlags,
@@ -61,7 +63,53 @@ function messageFields(m: Message): [string, unknown][] {
   ];
 }
 
+interface MessageListOpts extends ConnectionFlags, PagingFlags {
+  label: string[];
+  destination?: string;
+  queue?: string;
+  flowControlKey?: string;
+  schedule?: string;
+}
+
 export function messagesCommand(): Command {
+  const list = act<MessageListOpts>(
+    withPaging(
+      withConnection(
+        new Command('list').description('list the messages that are not final yet, newest first'),
+      )
+        .option('--label <label>', 'only messages with this label (repeatable)', collect, [])
+        .option('--destination <url>', 'only messages to this URL')
+        .option('--queue <name>', 'only messages of this queue')
+        .option('--flow-control-key <key>', 'only messages of this flow-control key')
+        .option('--schedule <id>', 'only messages of this schedule'),
+    ),
+    async (opts) => {
+      const page = await messagingClient(opts).messages.list({
+        count: opts.count,
+        cursor: opts.cursor,
+        filter: {
+          label: opts.label.length ? opts.label : undefined,
+          url: opts.destination,
+          queueName: opts.queue,
+          flowControlKey: opts.flowControlKey,
+          scheduleId: opts.schedule,
+        },
+      });
+      print(opts.json, page, () =>
+        table(
+          ['MESSAGE ID', 'URL', 'DUE', 'RETRIED', 'LABEL', 'CREATED'],
+          page.messages.map((m) => [
+            cell(m.messageId),
+            cell(m.url),
+            time(m.notBefore),
+            `${m.retried} of ${m.maxRetries}`,
+            cell(m.labels ?? m.label),
+            time(m.createdAt),
+          ]),
+        ),
+      );
+    },
+  );
   const get = act<ConnectionFlags>(
     withConnection(new Command('get').description('show a message that is not final yet')).argument(
       '<id>',
@@ -80,6 +128,7 @@ export function messagesCommand(): Command {
   );
   return new Command('messages')
     .description('messages that are not delivered yet')
+    .addCommand(list)
     .addCommand(get)
     .addCommand(cancel);
 }
@@ -92,12 +141,27 @@ const dlqRow = (m: DlqMessage): string[] => [
   time(m.createdAt),
 ];
 
+/** `delete <dlq-ids...>`: removes DLQ entries and says how many of the ids were not there. */
+export function dlqDeleteCommand(
+  description: string,
+  remove: (client: FerryClient, ids: string[]) => Promise<{ deleted: number }>,
+): Command {
+  return act<ConnectionFlags>(
+    withConnection(new Command('delete').description(description)).argument('<dlq-ids...>'),
+    async (opts, ids) => {
+      const res = await remove(messagingClient(opts), ids);
+      print(opts.json, res, () => counted('deleted', res.deleted, ids, 'not in the DLQ'));
+    },
+  );
+}
+
 export function dlqCommand(): Command {
-  const list = act<ConnectionFlags & { destination?: string; count?: number; cursor?: string }>(
-    withConnection(new Command('list').description('list dead-lettered messages, newest first'))
-      .option('--destination <url>', 'only messages to this URL')
-      .option('--count <n>', 'at most this many (100)', integer)
-      .option('--cursor <cursor>', 'the next page, from a previous --json answer'),
+  const list = act<ConnectionFlags & PagingFlags & { destination?: string }>(
+    withPaging(
+      withConnection(
+        new Command('list').description('list dead-lettered messages, newest first'),
+      ).option('--destination <url>', 'only messages to this URL'),
+    ),
     async (opts) => {
       const { destination } = opts;
       const page = await messagingClient(opts).dlq.list({
@@ -139,17 +203,8 @@ export function dlqCommand(): Command {
       );
     },
   );
-  const remove = act<ConnectionFlags>(
-    withConnection(new Command('delete').description('remove entries')).argument('<dlq-ids...>'),
-    async (opts, ids) => {
-      const res = await messagingClient(opts).dlq.deleteMany({ dlqIds: ids });
-      const missing = new Set(ids).size - res.deleted;
-      print(opts.json, res, () =>
-        missing > 0
-          ? `deleted ${res.deleted}; ${missing} of the ids given not in the DLQ`
-          : `deleted ${res.deleted}`,
-      );
-    },
+  const remove = dlqDeleteCommand('remove entries', (client, ids) =>
+    client.dlq.deleteMany({ dlqIds: ids }),
   );
   return new Command('dlq')
     .description('the dead-letter queue')

@@ -45,6 +45,15 @@ export function record(fields: readonly (readonly [string, unknown])[]): string 
   return fields.map(([k, v]) => `${`${k}:`.padEnd(width + 2)}${cell(v)}`).join('\n');
 }
 
+/**
+ * What a bulk action by ids did: `deleted 2`, or `deleted 1; 1 of the ids given not in the DLQ`
+ * when fewer than the distinct ids given were acted on.
+ */
+export function counted(verb: string, done: number, given: readonly string[], why: string): string {
+  const missing = new Set(given).size - done;
+  return missing > 0 ? `${verb} ${done}; ${missing} of the ids given ${why}` : `${verb} ${done}`;
+}
+
 /** Prints `value` as JSON with `--json`, else the human form. */
 export function print(json: boolean | undefined, value: unknown, human: () => string): void {
   const text = json ? JSON.stringify(value ?? null, null, 2) : human();
