@@ -367,7 +367,8 @@ export function MessageFacts(props: {
     maxRetries: number;
     labels?: string[];
   };
-  due?: number;
+  /** The message's `notBefore`: when its first attempt was or is due. */
+  notBefore?: number;
 }) {
   const m = props.m;
   return (
@@ -380,10 +381,10 @@ export function MessageFacts(props: {
       <dd class="mono">
         {m.method} <bdi>{m.url}</bdi>
       </dd>
-      {props.due !== undefined && (
+      {props.notBefore !== undefined && (
         <>
-          <dt>Due</dt>
-          <dd>{formatTime(props.due)}</dd>
+          <dt>Not before</dt>
+          <dd>{formatTime(props.notBefore)}</dd>
         </>
       )}
       <dt>Created</dt>

@@ -183,7 +183,7 @@ function MessageView(props: { messageId: string }) {
   const m = message.data;
   return (
     <article aria-label={`Message ${m.messageId}`}>
-      <MessageFacts m={m} due={m.notBefore} />
+      <MessageFacts m={m} notBefore={m.notBefore} />
       <ConfirmButton
         label="Cancel message"
         question={phrase`Cancel message ${m.messageId}?`}

@@ -54,7 +54,7 @@ function messageFields(m: Message): [string, unknown][] {
     ['queue', m.queueName],
     ['method', m.method],
     ['retried', `${m.retried} of ${m.maxRetries}`],
-    ['due', time(m.notBefore)],
+    ['not before', time(m.notBefore)],
     ['created', time(m.createdAt)],
     ['callback', m.callback],
     ['failure callback', m.failureCallback],
@@ -97,7 +97,7 @@ export function messagesCommand(): Command {
       });
       print(opts.json, page, () =>
         table(
-          ['MESSAGE ID', 'URL', 'DUE', 'RETRIED', 'LABEL', 'CREATED'],
+          ['MESSAGE ID', 'URL', 'NOT BEFORE', 'RETRIED', 'LABEL', 'CREATED'],
           page.messages.map((m) => [
             cell(m.messageId),
             cell(m.url),
