@@ -161,11 +161,21 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
   );
   const meter = new UsageMeter({ executor, clock, logger, intervalMs: config.meteringFlushMs });
   // Workflow messages are published from many places (the API, outcomes, resumes, notifies),
-  // each of which meters them: their metering is their count.
+  // each of which meters them: their metering is their count. So are runs started (a trigger, a
+  // resume or restart, an invoke), completed and cancelled; runs that fail are not metered, and
+  // the outcome writer counts them.
+  const runEvents = {
+    workflow_run: 'started',
+    workflow_delivered: 'succeeded',
+    workflow_canceled: 'canceled',
+  } as const;
   const usage: UsageRecorder = {
     add(subjectId, metric, value, at) {
       meter.add(subjectId, metric, value, at);
       if (metric === 'workflow_message') metrics.published('workflow', subjectId, value);
+      else if (metric in runEvents) {
+        metrics.workflowRuns(runEvents[metric as keyof typeof runEvents], value);
+      }
     },
   };
   const dispatcher =

@@ -169,6 +169,57 @@ describe.each(STORAGES)('/metrics on %s', (storage) => {
     expect(after).not.toContain('msg_');
     expect(after).not.toContain('127.0.0.1');
   });
+
+  it('counts workflow runs started, succeeded, failed and cancelled, and the workflow DLQ', async () => {
+    const RUNS = ['started', 'succeeded', 'failed', 'canceled'].map(
+      (event) => `ferry_workflow_runs_total{event="${event}"}`,
+    );
+    const moved = (from: string, to: string) =>
+      Object.fromEntries(
+        [...RUNS, 'ferry_workflow_dlq_runs'].map((s) => [s, valueOf(to, s) - valueOf(from, s)]),
+      );
+    const before = await scrape(t.url);
+    const trigger = (runId: string, path: string) =>
+      publish(path, {
+        'Svc-Workflow-RunId': runId,
+        'Svc-Workflow-Init': 'true',
+        'Svc-Retries': '0',
+      });
+    await trigger('wfr_m-done', '/ok');
+    await trigger('wfr_m-cancel', '/ok');
+    await trigger('wfr_m-fail', '/fail');
+    while ((await t.ferry.engine.runOnce()) > 0);
+    const end = (runId: string, query: string) =>
+      t.api(`/v2/workflows/runs/${runId}${query}`, { method: 'DELETE', body: '"result"' });
+    expect((await end('wfr_m-done', '?cancel=false')).status).toBe(200);
+    expect((await end('wfr_m-cancel', '')).status).toBe(200);
+    clock.advance(5_000);
+    const ended = await scrape(t.url);
+    expect(moved(before, ended)).toEqual({
+      'ferry_workflow_runs_total{event="started"}': 3,
+      'ferry_workflow_runs_total{event="succeeded"}': 1,
+      'ferry_workflow_runs_total{event="failed"}': 1,
+      'ferry_workflow_runs_total{event="canceled"}': 1,
+      ferry_workflow_dlq_runs: 1,
+    });
+
+    // A resume starts a new run, and the failed one leaves the DLQ.
+    const dlq = (await (await t.api('/v2/workflows/dlq')).json()) as {
+      messages: { dlqId: string }[];
+    };
+    const resumed = await t.api(`/v2/workflows/dlq/resume/${dlq.messages[0]?.dlqId}`, {
+      method: 'POST',
+    });
+    expect(resumed.status).toBe(200);
+    clock.advance(5_000);
+    expect(moved(ended, await scrape(t.url))).toEqual({
+      'ferry_workflow_runs_total{event="started"}': 1,
+      'ferry_workflow_runs_total{event="succeeded"}': 0,
+      'ferry_workflow_runs_total{event="failed"}': 0,
+      'ferry_workflow_runs_total{event="canceled"}': 0,
+      ferry_workflow_dlq_runs: -1,
+    });
+  });
 });
 
 describe('/metrics options', () => {

@@ -11,6 +11,9 @@ export type PublishKind = 'publish' | 'batch' | 'schedule' | 'callback' | 'workf
 /** Why load shedding refused a publish (`ferry_publishes_refused_total{reason}`, api/admission.ts). */
 export type PublishRefusal = 'wait' | 'queue';
 
+/** What happened to workflow runs (`ferry_workflow_runs_total{event}`). */
+export type WorkflowRunEvent = 'started' | 'succeeded' | 'failed' | 'canceled';
+
 /** How one delivery attempt ended (`ferry_delivery_attempts_total{outcome}`). */
 export type AttemptOutcome = 'delivered' | 'retried' | 'failed' | 'non_retryable';
 
@@ -35,6 +38,8 @@ export interface MetricsSink {
   scheduleLateness(seconds: number): void;
   /** Time from the end of a transaction's work to its commit being reported (fsync included when durable). */
   storageCommit(seconds: number, durable: boolean): void;
+  /** `count` workflow runs started (a trigger, a resume or restart, an invoke) or ended so. */
+  workflowRuns(event: WorkflowRunEvent, count: number): void;
 }
 
 /** The sink of a Ferry without metrics (and of unit tests). */
@@ -49,4 +54,5 @@ export const noMetrics: MetricsSink = {
   claimBatch: () => undefined,
   scheduleLateness: () => undefined,
   storageCommit: () => undefined,
+  workflowRuns: () => undefined,
 };

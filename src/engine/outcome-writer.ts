@@ -18,6 +18,7 @@ import type {
   Message,
 } from '../core/types.js';
 import { NOT_DURABLE, type Executor } from '../storage/driver.js';
+import type { WorkflowRun } from '../core/workflow.js';
 import { gateOf } from '../core/flow-control.js';
 import { GroupCommit } from './group-commit.js';
 import { eventOf } from './records.js';
@@ -305,6 +306,7 @@ export class OutcomeWriter {
     const now = this.options.clock.now();
     let created: Message[] = [];
     let dlq: DlqEntry[] = [];
+    let failedRuns: WorkflowRun[] = [];
     const applied: Extract<Completion, { kind: 'outcome' }>[] = [];
     await this.options.executor.transaction(async (tx) => {
       // ACTIVE events first: a message's ACTIVE always precedes its outcome in the log. These
@@ -352,7 +354,9 @@ export class OutcomeWriter {
         applied.push(c);
       }
       if (out.workflow.length > 0) {
-        out.messages.push(...(await applyWorkflowOutcomes(tx, out.workflow)));
+        const applied = await applyWorkflowOutcomes(tx, out.workflow);
+        out.messages.push(...applied.created);
+        failedRuns = applied.failedRuns;
       }
       for (const m of out.messages) out.events.push(eventOf(m, 'CREATED', m.createdAt));
       const [, , evicted] = await Promise.all([
@@ -367,6 +371,7 @@ export class OutcomeWriter {
       dlq = out.dlq;
     }, NOT_DURABLE);
     this.count(applied, dlq, created);
+    if (failedRuns.length > 0) this.options.metrics?.workflowRuns('failed', failedRuns.length);
     const usage = this.options.usage;
     if (!usage) return;
     for (const { message, outcome, finishedAt } of applied) {

@@ -71,14 +71,16 @@ export function failsRun(message: Message): boolean {
 }
 
 /**
- * Applies the outcomes to their runs with `tx`; returns the failure-function messages to store.
- * A run that is no longer running (cancelled meanwhile) is left as it is.
+ * Applies the outcomes to their runs with `tx`; returns the failure-function messages to store
+ * and the runs that failed. A run that is no longer running (cancelled meanwhile) is left as it
+ * is.
  */
 export async function applyWorkflowOutcomes(
   tx: Executor,
   outcomes: WorkflowOutcome[],
-): Promise<Message[]> {
+): Promise<{ created: Message[]; failedRuns: WorkflowRun[] }> {
   const created: Message[] = [];
+  const failedRuns: WorkflowRun[] = [];
   for (const { source, attempt, failed, finishedAt } of outcomes) {
     const wf = source.spec.workflow;
     if (!wf) continue;
@@ -119,8 +121,9 @@ export async function applyWorkflowOutcomes(
       created.push(call);
     }
     await tx.workflowRunUpdate({ run });
+    failedRuns.push(run);
   }
-  return created;
+  return { created, failedRuns };
 }
 
 /**

@@ -8,7 +8,13 @@
  * `accountLabel` (`--metrics-account-label`), for deployments with few accounts.
  */
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { AttemptOutcome, MetricsSink, PublishKind, PublishRefusal } from '../core/metrics.js';
+import type {
+  AttemptOutcome,
+  MetricsSink,
+  PublishKind,
+  PublishRefusal,
+  WorkflowRunEvent,
+} from '../core/metrics.js';
 
 export interface PrometheusMetricsOptions {
   /** Add an `account` label to the per-account counters (unbounded with many accounts). */
@@ -32,6 +38,12 @@ const PUBLISH_KINDS: readonly PublishKind[] = [
   'workflow',
 ];
 const PUBLISH_REFUSALS: readonly PublishRefusal[] = ['wait', 'queue'];
+const WORKFLOW_RUN_EVENTS: readonly WorkflowRunEvent[] = [
+  'started',
+  'succeeded',
+  'failed',
+  'canceled',
+];
 const ATTEMPT_OUTCOMES: readonly AttemptOutcome[] = [
   'delivered',
   'retried',
@@ -51,6 +63,7 @@ export class PrometheusMetrics implements MetricsSink {
   private readonly claimSize: Histogram;
   private readonly scheduleLatenessSeconds: Histogram;
   private readonly commitSeconds: Histogram<'durable'>;
+  private readonly workflowRunsTotal: Counter<'event'>;
   private readonly accountLabel: boolean;
   private readonly publishedByKind = new Map<PublishKind, Counter.Internal>();
   private readonly attemptsByOutcome = new Map<AttemptOutcome, Counter.Internal>();
@@ -138,6 +151,13 @@ export class PrometheusMetrics implements MetricsSink {
       }
       this.dlqMovesTotal.inc(0);
     }
+    this.workflowRunsTotal = new Counter({
+      name: 'ferry_workflow_runs_total',
+      help: 'Workflow runs started (a trigger, a resume or restart, an invoke) and ended, by event (started, succeeded, failed, canceled).',
+      labelNames: ['event'],
+      registers,
+    });
+    for (const event of WORKFLOW_RUN_EVENTS) this.workflowRunsTotal.labels({ event }).inc(0);
     this.commitDurable = this.commitSeconds.labels({ durable: 'true' });
     this.commitNotDurable = this.commitSeconds.labels({ durable: 'false' });
   }
@@ -184,6 +204,10 @@ export class PrometheusMetrics implements MetricsSink {
 
   storageCommit(seconds: number, durable: boolean): void {
     (durable ? this.commitDurable : this.commitNotDurable).observe(seconds);
+  }
+
+  workflowRuns(event: WorkflowRunEvent, count: number): void {
+    this.workflowRunsTotal.inc({ event }, count);
   }
 
   /** The text exposition of every series. */

@@ -1,6 +1,6 @@
 /**
  * The gauges read from storage at scrape time: messages due, delayed, waiting behind flow
- * control and in flight, and DLQ entries. Each count is bounded (`limit` rows, see
+ * control and in flight, DLQ entries, and runs in the workflow DLQ. Each count is bounded (`limit` rows, see
  * `messageCountByState`), and a sample serves every scrape within `minIntervalMs`, so frequent
  * scrapes or several Prometheus servers cost one bounded read per interval. The counts cover
  * every node sharing the database: on PostgreSQL each node reports the same values.
@@ -23,6 +23,7 @@ export interface StorageGaugesOptions {
 
 interface Sample extends MessageCounts {
   dlq: number;
+  workflowDlq: number;
 }
 
 const STATES = {
@@ -43,11 +44,12 @@ export function registerStorageGauges(options: StorageGaugesOptions): void {
     const now = clock.now();
     if (last && now - last.at < minIntervalMs) return last.sample;
     try {
-      const [counts, dlq] = await Promise.all([
+      const [counts, dlq, workflowDlq] = await Promise.all([
         executor.messageCountByState({ now, limit }),
         executor.dlqCountAll(),
+        executor.workflowDlqCountAll({ limit }),
       ]);
-      last = { at: now, sample: { ...counts, dlq } };
+      last = { at: now, sample: { ...counts, dlq, workflowDlq } };
       return last.sample;
     } catch (error) {
       // The scrape still answers (process and counter series); these gauges keep their values.
@@ -79,6 +81,15 @@ export function registerStorageGauges(options: StorageGaugesOptions): void {
     async collect() {
       const s = await sample();
       if (s) this.set(s.dlq);
+    },
+  });
+  new Gauge({
+    name: 'ferry_workflow_dlq_runs',
+    help: `Runs in the workflow dead-letter queues of every account; the count stops at ${limit}.`,
+    registers: [registry],
+    async collect() {
+      const s = await sample();
+      if (s) this.set(s.workflowDlq);
     },
   });
 }

@@ -833,6 +833,11 @@ export interface Executor {
   dlqCount(params: DlqCountParams): Promise<number>;
   /** Entries in every account's DLQ, from the sizes the triggers keep (no count of the table). */
   dlqCountAll(): Promise<number>;
+  /**
+   * Runs in every account's workflow DLQ, at most `limit` (a bounded read of the DLQ's partial
+   * index, as the message counts are).
+   */
+  workflowDlqCountAll(params: { limit: number }): Promise<number>;
   /** Deletes entries with `expiresAt <= now`; returns the number deleted. */
   dlqDeleteExpired(params: DlqDeleteExpiredParams): Promise<number>;
   /**

@@ -84,6 +84,32 @@ export function workflowCases(ctx: SuiteContext): void {
     expect(plain(await ex.workflowRunGet({ accountId, runId: run.runId }))).toEqual(plain(failed));
   });
 
+  it('workflowDlqCountAll counts the runs in every account’s workflow DLQ, at most limit', async () => {
+    const ex = ctx.executor();
+    const inDlq = (accountId: string) =>
+      makeRun(accountId, {
+        state: 'RUN_FAILED',
+        dlq: {
+          dlqId: newDlqId(T0),
+          createdAt: T0,
+          message: makeMessage(accountId),
+          responseStatus: 500,
+        },
+      });
+    const before = await ex.workflowDlqCountAll({ limit: 1_000_000 });
+    const [a, b] = [newId('acct'), newId('acct')];
+    const failed = [inDlq(a), inDlq(a), inDlq(b)];
+    for (const run of [...failed, makeRun(a), makeRun(b, { state: 'RUN_FAILED' })]) {
+      await ex.workflowRunInsert({ run });
+    }
+    expect(await ex.workflowDlqCountAll({ limit: 1_000_000 })).toBe(before + 3);
+    expect(await ex.workflowDlqCountAll({ limit: before + 2 })).toBe(before + 2);
+    const left: WorkflowRun = { ...failed[0]!, updatedAt: T0 + 1 };
+    delete left.dlq;
+    await ex.workflowRunUpdate({ run: left });
+    expect(await ex.workflowDlqCountAll({ limit: 1_000_000 })).toBe(before + 2);
+  });
+
   it('workflowRunList filters (label, state, URL prefix, DLQ, failure state) and pages with a cursor', async () => {
     const ex = ctx.executor();
     const accountId = newId('acct');

@@ -354,6 +354,9 @@ class PostgresExecutor implements Executor {
   dlqCountAll(): Promise<number> {
     return this.track(stats.dlqCountAll(this.db), true);
   }
+  workflowDlqCountAll(p: { limit: number }): Promise<number> {
+    return this.track(stats.workflowDlqCountAll(this.db, p), true);
+  }
 
   flowGateAdmit = this.op(flowGates.flowGateAdmit);
   flowGateGet = this.op(flowGates.flowGateGet);

@@ -39,6 +39,14 @@ export async function messageCountByState(
   return { due, delayed, waiting, inFlight };
 }
 
+/** Runs in the workflow DLQ, at most `limit`: index entries of `workflow_runs_dlq` (migration 007). */
+export async function workflowDlqCountAll(db: Db, p: { limit: number }): Promise<number> {
+  const [row] = await db<{ n: number }[]>`
+    SELECT count(*)::int AS n FROM (
+      SELECT 1 FROM workflow_runs WHERE dlq_id IS NOT NULL LIMIT ${p.limit}) r`;
+  return row?.n ?? 0;
+}
+
 /** One row per account with a DLQ, kept by triggers: no count of the DLQ table. */
 export async function dlqCountAll(db: Db): Promise<number> {
   const [row] = await db<{ n: number }[]>`SELECT COALESCE(sum(size), 0)::int AS n FROM dlq_sizes`;

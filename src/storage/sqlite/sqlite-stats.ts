@@ -48,6 +48,16 @@ export class SqliteStatsOps {
     };
   }
 
+  /** Runs in the workflow DLQ, at most `limit`: index entries of `workflow_runs_dlq` (migration 007). */
+  workflowDlqCountAll(limit: number): number {
+    const row = this.statements
+      .get(
+        'SELECT count(*) AS n FROM (SELECT 1 FROM workflow_runs WHERE dlq_id IS NOT NULL LIMIT ?)',
+      )
+      .get(limit) as { n: number };
+    return row.n;
+  }
+
   /** One row per account with a DLQ, kept by triggers: no count of the DLQ table. */
   dlqCountAll(): number {
     const row = this.statements.get('SELECT COALESCE(sum(size), 0) AS n FROM dlq_sizes').get() as {
