@@ -336,6 +336,7 @@ describe('mistakes', SLOW, () => {
       ['messages', 'list'],
       ['dlq', 'retry'],
       ['workflows', 'list'],
+      ['workflows', 'get'],
       ['workflows', 'cancel'],
       ['workflows', 'dlq', 'list'],
       ['workflows', 'dlq', 'resume'],

@@ -166,6 +166,31 @@ describe('ferry workflows', SLOW, () => {
 
     const entry = await dlqEntryOf('wfr_cli-fail');
     expect(entry.responseStatus).toBe(500);
+    const shown = await runCli(['workflows', 'get', 'wfr_cli-fail'], server.env);
+    expect(shown.status).toBe(0);
+    expect(lines(shown.stdout)).toEqual([
+      'run:          wfr_cli-fail',
+      `url:          ${server.dest.url}/fail-wf`,
+      'state:        RUN_FAILED',
+      expect.stringMatching(/^created: {6}\S+Z$/),
+      expect.stringMatching(/^completed: {4}\S+Z$/),
+      'labels:       cli-wf',
+      'resumed from: -',
+      `dlq id:       ${entry.dlqId}`,
+      'result:       -',
+      '',
+      expect.stringMatching(/^STEP\s+NAME\s+TYPE\s+STATE\s+GROUP\s+TIME\s+OUT$/),
+      expect.stringMatching(/^0\s+init\s+Initial\s+STEP_SUCCESS\s+-\s+\S+Z\s+payload$/),
+      expect.stringMatching(/^-\s+-\s+-\s+STEP_FAILED\s+next\s+\S+Z\s+HTTP 500$/),
+    ]);
+    const json = await cliJson<WorkflowRun>(['workflows', 'get', 'wfr_cli-fail'], server.env);
+    expect(json).toMatchObject({ workflowRunId: 'wfr_cli-fail', dlqId: entry.dlqId });
+    const missing = await runCli(['workflows', 'get', 'wfr_nosuch'], server.env);
+    expect(missing).toMatchObject({
+      status: 1,
+      stdout: '',
+      stderr: 'ferry: workflow run "wfr_nosuch" not found\n',
+    });
     const dlqTable = await runCli(['workflows', 'dlq', 'list', '--label', 'cli-wf'], server.env);
     expect(lines(dlqTable.stdout)).toEqual([
       expect.stringMatching(/^DLQ ID\s+RUN ID\s+URL\s+STATUS\s+CREATED$/),

@@ -13,7 +13,7 @@ import {
   type ConnectionFlags,
 } from './connection.js';
 import { dlqDeleteCommand } from './messaging.js';
-import { cell, counted, print, table, time } from './output.js';
+import { cell, counted, print, record, sanitize, table, time } from './output.js';
 import { withPaging, type PagingFlags } from './paging.js';
 import { collect, integer } from './publish-options.js';
 
@@ -51,6 +51,54 @@ const dlqRow = (m: WorkflowDlqMessage): string[] => [
   cell(m.responseStatus),
   time(m.workflowCreatedAt),
 ];
+
+const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
+
+/**
+ * One history entry or step in flight as a row: where the run is, and what each step gave. A
+ * step that failed or waits for a retry shows its last error, and when that was (or, retrying,
+ * when its next attempt is due).
+ */
+function stepRows(run: WorkflowRun): string[][] {
+  const rows: string[][] = [];
+  for (const group of run.steps) {
+    for (const step of group.steps) {
+      const errors = Array.isArray(step.errors) ? (step.errors as Record<string, unknown>[]) : [];
+      const last = errors[errors.length - 1];
+      // The error text says the status already (`HTTP 500`), or what failed without one.
+      const failure = last && cell(last.error);
+      rows.push([
+        cell(num(step.stepId)),
+        cell(step.stepName),
+        cell(step.stepType),
+        cell(step.state),
+        group.type === 'sequential' ? '-' : group.type,
+        time(num(step.createdAt) ?? num(step.nextDeliveryTime) ?? num(last?.time)),
+        failure ?? cell(step.out ?? step.callUrl),
+      ]);
+    }
+  }
+  return rows;
+}
+
+/** The run's facts, then its steps: what `ferry workflows get` prints. */
+function runText(run: WorkflowRun): string {
+  const facts = record([
+    ['run', run.workflowRunId],
+    ['url', run.workflowUrl],
+    ['state', run.workflowState],
+    ['created', time(run.workflowRunCreatedAt)],
+    ['completed', time(run.workflowRunCompletedAt)],
+    ['labels', run.labels ?? run.label],
+    ['resumed from', run.resumedFrom && `${run.resumedFrom.runId} (${run.resumedFrom.kind})`],
+    ['dlq id', run.dlqId],
+    ['result', run.workflowRunResponse],
+  ]);
+  const steps = table(['STEP', 'NAME', 'TYPE', 'STATE', 'GROUP', 'TIME', 'OUT'], stepRows(run));
+  return `${facts}
+
+${steps}`;
+}
 
 type ResumeOpts = ConnectionFlags & { retries?: number; delay?: string };
 
@@ -167,6 +215,20 @@ export function workflowsCommand(): Command {
       );
     },
   );
+  const get = act<ConnectionFlags>(
+    withConnection(
+      new Command('get').description('show a run and its steps (the history, then where it is)'),
+    ).argument('<run-id>'),
+    async (opts, [runId = '']) => {
+      const { runs } = await messagingClient(opts).workflows.logs({
+        filter: { workflowRunId: runId },
+        count: 1,
+      });
+      const [run] = runs;
+      if (!run) throw new Error(`workflow run ${JSON.stringify(sanitize(runId))} not found`);
+      print(opts.json, run, () => runText(run));
+    },
+  );
   const cancel = act<ConnectionFlags>(
     withConnection(new Command('cancel').description('cancel running runs')).argument(
       '<run-ids...>',
@@ -179,6 +241,7 @@ export function workflowsCommand(): Command {
   return new Command('workflows')
     .description('workflow runs and the workflow DLQ')
     .addCommand(list)
+    .addCommand(get)
     .addCommand(cancel)
     .addCommand(dlqCommand());
 }
