@@ -121,21 +121,38 @@ describe.each(STORAGES)('on %s', (storage) => {
         body: 'f',
       });
       expect(res.status).toBe(200);
+      const run = await t.api(`/v2/publish/${failing.url}/wf`, {
+        method: 'POST',
+        headers: {
+          'Svc-Retries': '0',
+          'Svc-Workflow-RunId': 'wfr_usage-now',
+          'Svc-Workflow-Init': 'true',
+        },
+        body: 'w',
+      });
+      expect(run.status).toBe(200);
       await t.ferry.engine.runOnce();
-      await failing.waitFor(1);
+      await failing.waitFor(2);
 
       const stats = (await (await t.api('/v2/usage?period=1h')).json()) as UsageStats;
       const last = (points: { y: number }[]): number => points[points.length - 1]?.y ?? 0;
       expect(stats.daily_used).toHaveLength(60);
-      expect(last(stats.daily_used)).toBe(3);
+      expect(last(stats.daily_used)).toBe(4);
       const byId = Object.fromEntries(
         stats.daily_queue_messages.map((s) => [s.id, last(s.data_points)]),
       );
-      expect(byId).toMatchObject({ delivered: 1, failed: 1 });
+      expect(byId).toMatchObject({ delivered: 1, failed: 2 });
       expect(stats.dlq_message_count).toBe(1);
 
       const now = (await (await t.api('/v2/usage/now')).json()) as Record<string, number>;
-      expect(now).toMatchObject({ due: 0, delayed: 1, waiting: 0, inFlight: 0, dlq: 1 });
+      expect(now).toMatchObject({
+        due: 0,
+        delayed: 1,
+        waiting: 0,
+        inFlight: 0,
+        dlq: 1,
+        workflowDlq: 1,
+      });
 
       const admin = await createMgmtUser(t, true);
       const other = await createQueueAccount(admin, { type: 'paid' });
@@ -147,6 +164,7 @@ describe.each(STORAGES)('on %s', (storage) => {
         due: 0,
         delayed: 0,
         dlq: 0,
+        workflowDlq: 0,
       });
 
       expect((await t.api('/v2/usage?period=2h')).status).toBe(400);

@@ -73,20 +73,35 @@ describe('console pages', () => {
         method: 'POST',
         headers: { 'Svc-Retries': '0' },
       });
+      // A workflow run whose first step fails: into the workflow DLQ.
+      await t.api(`/v2/publish/${failing.url}/ov-wf`, {
+        method: 'POST',
+        headers: {
+          'Svc-Retries': '0',
+          'Svc-Workflow-RunId': 'wfr_overview',
+          'Svc-Workflow-Init': 'true',
+        },
+      });
       await eventually(async () => {
-        const now = (await (await t.api('/v2/usage/now')).json()) as { dlq: number };
-        return now.dlq === 1 && receiver.requests.some((r) => r.path === '/ov');
-      }, `${delivered} delivered and the failure in the DLQ`);
+        const now = (await (await t.api('/v2/usage/now')).json()) as {
+          dlq: number;
+          workflowDlq: number;
+        };
+        return (
+          now.dlq === 1 && now.workflowDlq === 1 && receiver.requests.some((r) => r.path === '/ov')
+        );
+      }, `${delivered} delivered, the failure in the DLQ and the run in the workflow DLQ`);
 
       const { page } = await open('/overview');
       const now = page.getByRole('definition').filter({ hasText: /./ });
       const figure = (label: string) =>
         page.locator('.figures > div').filter({ hasText: label }).locator('dd');
       await poll(() => figure('In the DLQ').innerText()).toBe('1');
+      expect(await figure('Workflow DLQ').innerText()).toBe('1');
       expect(await figure('Waiting (due or delayed)').innerText()).toBe('1');
-      await poll(() => figure('Published in the last hour').innerText()).toMatch(/^3 /);
+      await poll(() => figure('Published in the last hour').innerText()).toMatch(/^4 /);
       expect(await figure('Delivered in the last hour').innerText()).toMatch(/^1 /);
-      expect(await figure('Failed in the last hour').innerText()).toMatch(/^1 /);
+      expect(await figure('Failed in the last hour').innerText()).toMatch(/^2 /);
       expect(await now.count()).toBeGreaterThan(4);
       // uPlot was loaded on demand and drew the chart.
       await page

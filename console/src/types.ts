@@ -53,7 +53,9 @@ export interface UsageNow {
   waiting: number;
   inFlight: number;
   dlq: number;
-  /** Each count stops here: a count equal to it means "at least". */
+  /** Runs in the workflow DLQ. */
+  workflowDlq: number;
+  /** Each count but `dlq` stops here: a count equal to it means "at least". */
   limit: number;
 }
 

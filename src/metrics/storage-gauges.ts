@@ -47,7 +47,7 @@ export function registerStorageGauges(options: StorageGaugesOptions): void {
       const [counts, dlq, workflowDlq] = await Promise.all([
         executor.messageCountByState({ now, limit }),
         executor.dlqCountAll(),
-        executor.workflowDlqCountAll({ limit }),
+        executor.workflowDlqCount({ limit }),
       ]);
       last = { at: now, sample: { ...counts, dlq, workflowDlq } };
       return last.sample;

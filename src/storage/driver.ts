@@ -834,10 +834,10 @@ export interface Executor {
   /** Entries in every account's DLQ, from the sizes the triggers keep (no count of the table). */
   dlqCountAll(): Promise<number>;
   /**
-   * Runs in every account's workflow DLQ, at most `limit` (a bounded read of the DLQ's partial
-   * index, as the message counts are).
+   * Runs in the workflow DLQ of `accountId`, or of every account, at most `limit` (a bounded
+   * read of the DLQ's partial index, as the message counts are).
    */
-  workflowDlqCountAll(params: { limit: number }): Promise<number>;
+  workflowDlqCount(params: { accountId?: string; limit: number }): Promise<number>;
   /** Deletes entries with `expiresAt <= now`; returns the number deleted. */
   dlqDeleteExpired(params: DlqDeleteExpiredParams): Promise<number>;
   /**

@@ -103,6 +103,11 @@ export function OverviewPage() {
           />
           <Figure label="In flight" value={count(now.data.inFlight, now.data.limit)} />
           <Figure label="In the DLQ" value={now.data.dlq.toLocaleString()} href="/dlq" />
+          <Figure
+            label="Workflow DLQ"
+            value={count(now.data.workflowDlq, now.data.limit)}
+            href="/workflows?view=dlq"
+          />
         </dl>
       )}
       <h2>Last hour, per minute</h2>

@@ -3,7 +3,7 @@
  * console, which signs in with a token and has no management credentials):
  * `GET /v2/usage?period=…` answers the stats object of the management API's
  * `GET /v2/queue/stats/{id}` for the token's account, and `GET /v2/usage/now` its messages that
- * are not final yet, by state, and its DLQ size. Both read only the token's account.
+ * are not final yet, by state, its DLQ size and the runs in its workflow DLQ. Both read only the token's account.
  */
 import type { FastifyInstance } from 'fastify';
 import type { PlanTable } from '../../core/plans.js';
@@ -42,14 +42,15 @@ export function usageRoutes(
   app.get('/v2/usage/now', async (request) => {
     queryOf(request.url, []);
     const accountId = request.account.id;
-    const [counts, dlq] = await Promise.all([
+    const [counts, dlq, workflowDlq] = await Promise.all([
       ctx.executor.messageCountByState({
         now: ctx.clock.now(),
         limit: NOW_COUNT_LIMIT,
         accountId,
       }),
       ctx.executor.dlqCount({ accountId }),
+      ctx.executor.workflowDlqCount({ accountId, limit: NOW_COUNT_LIMIT }),
     ]);
-    return { ...counts, dlq, limit: NOW_COUNT_LIMIT };
+    return { ...counts, dlq, workflowDlq, limit: NOW_COUNT_LIMIT };
   });
 }

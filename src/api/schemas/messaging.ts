@@ -800,7 +800,8 @@ export function messagingSchemas(prefix: string): Record<string, RouteSchema> {
       response: { 200: StatsOut, ...common },
     },
     'GET /v2/usage/now': {
-      summary: 'Your messages that are not final, by state, and your DLQ size (a Ferry extension)',
+      summary:
+        'Your messages that are not final, by state, your DLQ size and the runs in your workflow DLQ (a Ferry extension)',
       response: {
         200: Type.Object({
           due: Type.Integer({ description: 'Due now, not being delivered' }),
@@ -808,7 +809,10 @@ export function messagingSchemas(prefix: string): Record<string, RouteSchema> {
           waiting: Type.Integer({ description: 'Waiting behind a flow-control key or queue' }),
           inFlight: Type.Integer({ description: 'Being delivered' }),
           dlq: Type.Integer({ description: 'Entries in the DLQ' }),
-          limit: Type.Integer({ description: 'Each count stops here (equal means at least)' }),
+          workflowDlq: Type.Integer({ description: 'Runs in the workflow DLQ' }),
+          limit: Type.Integer({
+            description: 'Each count but `dlq` stops here (equal means at least)',
+          }),
         }),
         ...common,
       },

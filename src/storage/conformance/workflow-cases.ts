@@ -84,7 +84,7 @@ export function workflowCases(ctx: SuiteContext): void {
     expect(plain(await ex.workflowRunGet({ accountId, runId: run.runId }))).toEqual(plain(failed));
   });
 
-  it('workflowDlqCountAll counts the runs in every account’s workflow DLQ, at most limit', async () => {
+  it('workflowDlqCount counts the runs in one account’s workflow DLQ or every account’s, at most limit', async () => {
     const ex = ctx.executor();
     const inDlq = (accountId: string) =>
       makeRun(accountId, {
@@ -96,18 +96,23 @@ export function workflowCases(ctx: SuiteContext): void {
           responseStatus: 500,
         },
       });
-    const before = await ex.workflowDlqCountAll({ limit: 1_000_000 });
+    const all = (limit = 1_000_000) => ex.workflowDlqCount({ limit });
+    const before = await all();
     const [a, b] = [newId('acct'), newId('acct')];
     const failed = [inDlq(a), inDlq(a), inDlq(b)];
     for (const run of [...failed, makeRun(a), makeRun(b, { state: 'RUN_FAILED' })]) {
       await ex.workflowRunInsert({ run });
     }
-    expect(await ex.workflowDlqCountAll({ limit: 1_000_000 })).toBe(before + 3);
-    expect(await ex.workflowDlqCountAll({ limit: before + 2 })).toBe(before + 2);
+    expect(await all()).toBe(before + 3);
+    expect(await all(before + 2)).toBe(before + 2);
+    expect(await ex.workflowDlqCount({ accountId: a, limit: 10 })).toBe(2);
+    expect(await ex.workflowDlqCount({ accountId: a, limit: 1 })).toBe(1);
+    expect(await ex.workflowDlqCount({ accountId: b, limit: 10 })).toBe(1);
     const left: WorkflowRun = { ...failed[0]!, updatedAt: T0 + 1 };
     delete left.dlq;
     await ex.workflowRunUpdate({ run: left });
-    expect(await ex.workflowDlqCountAll({ limit: 1_000_000 })).toBe(before + 2);
+    expect(await all()).toBe(before + 2);
+    expect(await ex.workflowDlqCount({ accountId: a, limit: 10 })).toBe(1);
   });
 
   it('workflowRunList filters (label, state, URL prefix, DLQ, failure state) and pages with a cursor', async () => {

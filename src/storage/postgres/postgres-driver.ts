@@ -354,8 +354,8 @@ class PostgresExecutor implements Executor {
   dlqCountAll(): Promise<number> {
     return this.track(stats.dlqCountAll(this.db), true);
   }
-  workflowDlqCountAll(p: { limit: number }): Promise<number> {
-    return this.track(stats.workflowDlqCountAll(this.db, p), true);
+  workflowDlqCount(p: { accountId?: string; limit: number }): Promise<number> {
+    return this.track(stats.workflowDlqCount(this.db, p), true);
   }
 
   flowGateAdmit = this.op(flowGates.flowGateAdmit);

@@ -40,10 +40,14 @@ export async function messageCountByState(
 }
 
 /** Runs in the workflow DLQ, at most `limit`: index entries of `workflow_runs_dlq` (migration 007). */
-export async function workflowDlqCountAll(db: Db, p: { limit: number }): Promise<number> {
+export async function workflowDlqCount(
+  db: Db,
+  p: { accountId?: string; limit: number },
+): Promise<number> {
+  const scope = p.accountId === undefined ? db`` : db`account_id = ${p.accountId} AND`;
   const [row] = await db<{ n: number }[]>`
     SELECT count(*)::int AS n FROM (
-      SELECT 1 FROM workflow_runs WHERE dlq_id IS NOT NULL LIMIT ${p.limit}) r`;
+      SELECT 1 FROM workflow_runs WHERE ${scope} dlq_id IS NOT NULL LIMIT ${p.limit}) r`;
   return row?.n ?? 0;
 }
 

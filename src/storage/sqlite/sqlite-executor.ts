@@ -298,8 +298,8 @@ export class SqliteExecutor implements Executor {
   dlqCountAll(): Promise<number> {
     return this.scope.run(() => this.ops.stats.dlqCountAll(), READ_ONLY);
   }
-  workflowDlqCountAll(p: { limit: number }): Promise<number> {
-    return this.scope.run(() => this.ops.stats.workflowDlqCountAll(p.limit), READ_ONLY);
+  workflowDlqCount(p: { accountId?: string; limit: number }): Promise<number> {
+    return this.scope.run(() => this.ops.stats.workflowDlqCount(p.accountId, p.limit), READ_ONLY);
   }
   messageCountByState(p: MessageCountByStateParams): Promise<MessageCounts> {
     return this.scope.run(() => this.ops.stats.messageCountByState(p), READ_ONLY);

@@ -49,12 +49,13 @@ export class SqliteStatsOps {
   }
 
   /** Runs in the workflow DLQ, at most `limit`: index entries of `workflow_runs_dlq` (migration 007). */
-  workflowDlqCountAll(limit: number): number {
+  workflowDlqCount(accountId: string | undefined, limit: number): number {
+    const scope = accountId === undefined ? '' : 'account_id = ? AND ';
     const row = this.statements
       .get(
-        'SELECT count(*) AS n FROM (SELECT 1 FROM workflow_runs WHERE dlq_id IS NOT NULL LIMIT ?)',
+        `SELECT count(*) AS n FROM (SELECT 1 FROM workflow_runs WHERE ${scope}dlq_id IS NOT NULL LIMIT ?)`,
       )
-      .get(limit) as { n: number };
+      .get(...(accountId === undefined ? [limit] : [accountId, limit])) as { n: number };
     return row.n;
   }
 
