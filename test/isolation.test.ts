@@ -134,6 +134,11 @@ describe.each(STORAGES)('on %s', (storage) => {
     expect(await bulkDelete.json()).toMatchObject({ deleted: 0 });
     const bulkRetry = await b.api(`/v2/dlq/retry?dlqIds=${a.dlqId}`, { method: 'POST' });
     expect(await bulkRetry.json()).toMatchObject({ responses: [] });
+    const multiRetry = await b.api('/v2/dlq/retry/multi', {
+      method: 'POST',
+      body: JSON.stringify({ dlqIds: [a.dlqId] }),
+    });
+    expect(multiRetry.status).toBe(404);
 
     const keysOfB = (await (await b.api('/v2/keys')).json()) as { current: string };
     expect(keysOfB.current).not.toBe((before.keys as { current: string }).current);

@@ -113,6 +113,12 @@ describe.each(STORAGES)('production mode (%s)', (storage) => {
         headers: { [`Svc-${kind}`]: 'http://[fd00::1]/cb' },
       });
       await expectRefused(bulk, `Svc-${kind}`);
+      const multi = await t.api('/v2/dlq/retry/multi', {
+        method: 'POST',
+        headers: { [`Svc-${kind}`]: 'http://10.0.0.1/cb' },
+        body: JSON.stringify({ dlqIds: [dlqId] }),
+      });
+      await expectRefused(multi, `Svc-${kind}`);
     }
     expect((await t.api(`/v2/dlq/${dlqId}`)).status).toBe(200);
     const retried = await t.api(`/v2/dlq/retry/${dlqId}`, {

@@ -12,6 +12,9 @@ import { checkRequestCaps } from '../request-caps.js';
 import { BODY_CUT_PARAM, boundedPage, itemBytes, parseBodyCut, sendPage } from '../list-page.js';
 import { dlqJson } from '../presenters.js';
 import { cursorField, parseQuery, type ParsedQuery } from '../query.js';
+import { jsonBody } from '../json-body.js';
+import type { DlqIdsBody } from '../schemas/messaging.js';
+import { quoteValue } from '../../core/headers.js';
 import { searchParams } from './messages.js';
 import { listWorkflowDlq } from './workflows.js';
 
@@ -176,6 +179,35 @@ export function dlqRoutes(app: FastifyInstance, ctx: ApiContext): void {
     ctx.onMessagesStored();
     ctx.usage.add(request.account.id, 'messages', 1);
     return reply.code(201).send({ messageId: message?.id });
+  });
+
+  // Upstash's "Multiple IDs" form: `{"dlqIds": [...]}` in the body. Every id must be in the DLQ
+  // (404 naming the first that is not) before any entry is published again; the answers follow
+  // the order of the ids given.
+  app.post('/v2/dlq/retry/multi', async (request, reply) => {
+    // Shape and size were checked by the route's schema (schemas/messaging.ts) before this.
+    const dlqIds = [...new Set((jsonBody(request) as DlqIdsBody).dlqIds)];
+    const override = overrideFrom(request, ctx);
+    const found = await page(request.account.id, { dlqIds }, undefined, dlqIds.length);
+    const byId = new Map(found.items.map((entry) => [entry.dlqId, entry]));
+    const missing = dlqIds.find((id) => !byId.has(id));
+    if (missing !== undefined) throw notFound(`DLQ entry ${quoteValue(missing)} not found`);
+    const entries = dlqIds.map((id) => byId.get(id)!);
+    checkRequestCaps(
+      ctx.requestCaps,
+      entries.map((entry) => entry.message),
+    );
+    await admitRequest(ctx, request, reply, entries.length);
+    const messages = await retryDlqEntries({
+      executor: ctx.executor,
+      clock: ctx.clock,
+      accountId: request.account.id,
+      entries,
+      override,
+    });
+    ctx.onMessagesStored();
+    ctx.usage.add(request.account.id, 'messages', messages.length);
+    return reply.code(201).send({ responses: messages.map((m) => ({ messageId: m.id })) });
   });
 
   app.post('/v2/dlq/retry', async (request, reply) => {

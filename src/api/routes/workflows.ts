@@ -267,16 +267,20 @@ export function workflowRoutes(app: FastifyInstance, ctx: ApiContext): void {
       return { workflowRuns, cursor: cursor ?? '' };
     });
     // Upstash's "Multiple IDs" form: `{"dlqIds": [...]}` in the body. Every id must be in the
-    // DLQ (404 naming the first that is not) before any run is resumed. Registered before the
-    // single form, though Fastify's static segment wins over `:dlqId` either way.
+    // DLQ (404 naming the first that is not) before any run is resumed. A run holds its failed
+    // message whole, so each is read again when its turn comes rather than all kept at once.
     app.post<{ Params: Record<string, string> }>(
       `/v2/workflows/dlq/${kind}/multi`,
       async (request) => {
-        // Shape and types were checked by the route's schema (schemas/messaging.ts) before this.
-        const { dlqIds } = jsonBody(request) as DlqIdsBody;
-        const runs: WorkflowRun[] = [];
-        for (const dlqId of new Set(dlqIds)) runs.push(await getDlqRun(ctx, request, dlqId));
-        return { workflowRuns: await resumeMany(ctx, request, runs, kind) };
+        // Shape and size were checked by the route's schema (schemas/messaging.ts) before this.
+        const dlqIds = [...new Set((jsonBody(request) as DlqIdsBody).dlqIds)];
+        for (const dlqId of dlqIds) await getDlqRun(ctx, request, dlqId);
+        const workflowRuns = [];
+        for (const dlqId of dlqIds) {
+          const run = await getDlqRun(ctx, request, dlqId);
+          workflowRuns.push(...(await resumeMany(ctx, request, [run], kind)));
+        }
+        return { workflowRuns };
       },
     );
     app.post<{ Params: { dlqId: string } }>(`/v2/workflows/dlq/${kind}/:dlqId`, async (request) => {

@@ -72,13 +72,16 @@ export const QueueUpsertBody = Type.Object(
 );
 export type QueueUpsert = Static<typeof QueueUpsertBody>;
 
-/** The body of `POST /v2/workflows/dlq/resume|restart/multi`. */
+/** At most this many ids in one `…/multi` call: a page of the DLQ, read with its bodies. */
+export const MAX_MULTI_IDS = 100;
+
+/** The body of the DLQs' `…/multi` calls (`POST /v2/dlq/retry/multi` and the workflow DLQ's). */
 export const DlqIdsBodySchema = Type.Object(
   {
     dlqIds: Type.Array(Type.String({ minLength: 1 }), {
       minItems: 1,
-      maxItems: 1000,
-      description: 'Workflow DLQ ids, each of which must be in the DLQ (404)',
+      maxItems: MAX_MULTI_IDS,
+      description: 'DLQ ids, each of which must be in the DLQ (404)',
     }),
   },
   closed,
@@ -444,6 +447,16 @@ export function messagingSchemas(prefix: string): Record<string, RouteSchema> {
       params: dlqParam,
       headers: override,
       response: { 201: Type.Object({ messageId: Type.String() }), ...common, ...errors(404) },
+    },
+    'POST /v2/dlq/retry/multi': {
+      summary: 'Publish the DLQ entries of a list of ids again',
+      headers: override,
+      body: DlqIdsBodySchema,
+      response: {
+        201: Type.Object({ responses: Type.Array(Type.Object({ messageId: Type.String() })) }),
+        ...common,
+        ...errors(404, 412),
+      },
     },
     'POST /v2/dlq/retry': {
       summary: 'Publish one page of matching DLQ entries again',
