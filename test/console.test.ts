@@ -635,6 +635,45 @@ describe('console', () => {
     }
   });
 
+  it('shows why a message waits for a retry, and when the retry is scheduled', async () => {
+    const failing = await startReceiver(() => ({ status: 503, body: 'busy' }));
+    try {
+      const res = await t.api(`/v2/publish/${failing.url}/retrying`, {
+        method: 'POST',
+        headers: { 'Svc-Retries': '3', 'Svc-Retry-Delay': '3600000' },
+        body: 'again later',
+      });
+      const { messageId } = (await res.json()) as { messageId: string };
+      await waitForState(messageId, 'RETRY');
+      const [retry] = (
+        (await (await t.api(`/v2/events?messageId=${messageId}&state=RETRY`)).json()) as {
+          events: { nextDeliveryTime: number }[];
+        }
+      ).events;
+
+      const { page } = await open(`/messages?messageId=${messageId}`);
+      const facts = page.getByRole('definition');
+      const failure = page.locator('dl[aria-label="Last failed attempt"]');
+      await failure.waitFor();
+      expect(await failure.innerText()).toContain('HTTP 503');
+      expect(await facts.filter({ hasText: ' of 3' }).innerText()).toBe('1 of 3');
+      const scheduled = failure.locator('dt', { hasText: 'Retry scheduled for' }).locator('+ dd');
+      // The console's local time, as the browser formats it (format.ts).
+      const local = await page.evaluate((ms) => {
+        const d = new Date(ms);
+        const p = (n: number) => String(n).padStart(2, '0');
+        return (
+          `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ` +
+          `${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`
+        );
+      }, retry?.nextDeliveryTime ?? 0);
+      expect(await scheduled.innerText()).toBe(local);
+      expect((await t.api(`/v2/messages/${messageId}`, { method: 'DELETE' })).status).toBe(200);
+    } finally {
+      await failing.close();
+    }
+  });
+
   it('looks up a delayed message and cancels it, then cancels by filter', async () => {
     const delayed = (label: string): Promise<string> =>
       publish('/later', { headers: { 'Svc-Delay': '1h', 'Svc-Label': label }, body: 'later' });

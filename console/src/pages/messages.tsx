@@ -28,7 +28,7 @@ import { FilterForm, toQuery, useUrlQuery } from '../filters';
 import { formatTime } from '../format';
 import { formText } from '../forms';
 import { segment } from '../paths';
-import type { Message } from '../types';
+import type { EventPage, Message } from '../types';
 
 interface MessagePage {
   cursor?: string;
@@ -146,11 +146,50 @@ const CANCEL_FILTERS = [
   ['scheduleId', 'Schedule'],
 ] as const;
 
+/**
+ * Why a message is waiting for a retry, and until when: its last failed attempt and the time
+ * that attempt scheduled the retry for (flow control or a paced destination can hold it longer).
+ */
+function LastFailure(props: { events: EventPage['events'] }) {
+  const error = props.events.find((e) => e.state === 'ERROR');
+  const retry = props.events.find((e) => e.state === 'RETRY');
+  if (!error && !retry) return null;
+  return (
+    <dl class="facts" aria-label="Last failed attempt">
+      {error && (
+        <>
+          <dt>Last attempt failed</dt>
+          <dd>
+            {formatTime(error.time)}: <bdi>{error.error ?? `HTTP ${error.responseStatus}`}</bdi>
+          </dd>
+        </>
+      )}
+      {retry?.nextDeliveryTime !== undefined && (
+        <>
+          <dt>Retry scheduled for</dt>
+          <dd>{formatTime(retry.nextDeliveryTime)}</dd>
+        </>
+      )}
+    </dl>
+  );
+}
+
 function MessageView(props: { messageId: string }) {
   const client = useQueryClient();
   const message = useQuery({
     queryKey: ['message', props.messageId],
     queryFn: () => request<Message>(`/v2/messages/${segment(props.messageId, 'Message id')}`),
+  });
+  // A message waiting for a retry: its last failed attempt (ERROR) and the retry it scheduled
+  // (RETRY), the newest two such events of its log.
+  const retried = message.data?.retried ?? 0;
+  const failures = useQuery({
+    queryKey: ['message-failures', props.messageId, retried],
+    enabled: retried > 0,
+    queryFn: () =>
+      request<EventPage>('/v2/events', {
+        query: { messageId: props.messageId, state: ['ERROR', 'RETRY'], count: 2 },
+      }),
   });
   const cancel = useMutation({
     mutationFn: () =>
@@ -184,6 +223,7 @@ function MessageView(props: { messageId: string }) {
   return (
     <article aria-label={`Message ${m.messageId}`}>
       <MessageFacts m={m} notBefore={m.notBefore} />
+      {failures.data && <LastFailure events={failures.data.events} />}
       <ConfirmButton
         label="Cancel message"
         question={phrase`Cancel message ${m.messageId}?`}
