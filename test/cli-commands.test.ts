@@ -85,6 +85,22 @@ describe('ferry publish, logs and messages', SLOW, () => {
     expect(gone.stderr).toMatch(/^ferry: .*\(HTTP 404\)\n$/);
   });
 
+  it('shows why a message waits for a retry, and when the retry is scheduled', async () => {
+    const { messageId } = await cliJson<{ messageId: string }>(
+      ['publish', `${server.dest.url}/fail-retry`, '--retries', '2', '--retry-delay', '3600000'],
+      server.env,
+    );
+    const human = await eventually(async () => {
+      const res = await runCli(['messages', 'get', messageId], server.env);
+      return res.stdout.includes('retry scheduled for') ? res.stdout : undefined;
+    });
+    expect(human).toMatch(/^retried:\s+1 of 2$/m);
+    expect(human).toMatch(/^last error:\s+\S+Z HTTP 500$/m);
+    const scheduled = /^retry scheduled for:\s+(\S+)$/m.exec(human)?.[1] ?? '';
+    expect(Date.parse(scheduled)).toBeGreaterThan(Date.now() + 50 * 60_000);
+    expect((await runCli(['messages', 'cancel', messageId], server.env)).status).toBe(0);
+  });
+
   it('follows the log: a message published meanwhile appears, SIGINT ends with status 0', async () => {
     const follow = spawnCli(['logs', '--follow', '--interval', '1s', '--data-dir', server.dataDir]);
     await follow.waitFor('TIME');

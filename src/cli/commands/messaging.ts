@@ -115,8 +115,27 @@ export function messagesCommand(): Command {
       '<id>',
     ),
     async (opts, [id = '']) => {
-      const message = await messagingClient(opts).messages.get(id);
-      print(opts.json, message, () => record(messageFields(message)));
+      const client = messagingClient(opts);
+      const message = await client.messages.get(id);
+      // Waiting for a retry: why (the last failed attempt) and until when, from its log.
+      const failures =
+        opts.json || message.retried === 0
+          ? []
+          : (
+              await client.events.list({
+                filter: { messageId: id, state: ['ERROR', 'RETRY'] },
+                count: 2,
+              })
+            ).events;
+      const error = failures.find((e) => e.state === 'ERROR');
+      const retry = failures.find((e) => e.state === 'RETRY');
+      print(opts.json, message, () =>
+        record([
+          ...messageFields(message),
+          ...(error ? [['last error', `${time(error.time)} ${error.error ?? ''}`] as const] : []),
+          ...(retry ? [['retry scheduled for', time(retry.nextDeliveryTime)] as const] : []),
+        ]),
+      );
     },
   );
   const cancel = act<ConnectionFlags>(
