@@ -3,8 +3,8 @@
  * engine, the scheduler, the pruner and the HTTP API from a `Config`, and starts/stops them in order. Only this
  * file (through `openDriver`) picks a concrete storage driver.
  */
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import {
   buildManagementServer,
@@ -89,7 +89,7 @@ export interface Ferry {
  */
 function makeDataDir(config: Config): void {
   try {
-    mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+    makeDirs(config.dataDir, 0o700);
   } catch (error) {
     // "ENOTDIR: not a directory, mkdir '…'" → "not a directory (ENOTDIR)"
     const { code, message } = error as NodeJS.ErrnoException;
@@ -97,6 +97,31 @@ function makeDataDir(config: Config): void {
     throw new Error(
       `cannot create the data directory ${config.dataDir} (--data-dir): ${why}${code ? ` (${code})` : ''}`,
     );
+  }
+}
+
+/**
+ * `mkdir -p`, by hand: Node's `mkdirSync(…, {recursive: true})` loops forever when a file system
+ * answers ENOENT to a mkdir inside a directory that exists, as procfs does (`--data-dir /proc/x`
+ * kept a CPU busy until killed). Creates each missing level once, outermost first.
+ * @throws the mkdir's error (ENOTDIR, EACCES, ENOENT …), or ENOTDIR when `dir` is a file.
+ */
+function makeDirs(dir: string, mode: number): void {
+  const missing: string[] = [];
+  for (let at = resolve(dir); !existsSync(at); at = dirname(at)) {
+    missing.unshift(at);
+    if (dirname(at) === at) break;
+  }
+  if (missing.length === 0 && !statSync(dir).isDirectory()) {
+    throw Object.assign(new Error(`ENOTDIR: not a directory, mkdir '${dir}'`), { code: 'ENOTDIR' });
+  }
+  for (const level of missing) {
+    try {
+      mkdirSync(level, { mode });
+    } catch (error) {
+      // Another process made it meanwhile.
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
   }
 }
 

@@ -193,6 +193,15 @@ describe('ferry start', () => {
     expect(res.stderr).toBe(
       `ferry: cannot create the data directory ${join(file, 'ferry')} (--data-dir): not a directory (ENOTDIR)\n`,
     );
+    // procfs answers ENOENT to a mkdir: Node's recursive mkdir looped on it forever.
+    const proc = spawnSync(process.execPath, [MAIN, 'start', '--data-dir', '/proc/ferry-test'], {
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    expect(proc.status).toBe(1);
+    expect(proc.stderr).toBe(
+      'ferry: cannot create the data directory /proc/ferry-test (--data-dir): no such file or directory (ENOENT)\n',
+    );
   });
 
   it('rejects an unknown option or a bad value with a message and status 2', () => {
