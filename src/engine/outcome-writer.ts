@@ -354,9 +354,9 @@ export class OutcomeWriter {
         applied.push(c);
       }
       if (out.workflow.length > 0) {
-        const applied = await applyWorkflowOutcomes(tx, out.workflow);
-        out.messages.push(...applied.created);
-        failedRuns = applied.failedRuns;
+        const runs = await applyWorkflowOutcomes(tx, out.workflow);
+        out.messages.push(...runs.created);
+        failedRuns = runs.failedRuns;
       }
       for (const m of out.messages) out.events.push(eventOf(m, 'CREATED', m.createdAt));
       const [, , evicted] = await Promise.all([

@@ -3,7 +3,8 @@
  * console, which signs in with a token and has no management credentials):
  * `GET /v2/usage?period=…` answers the stats object of the management API's
  * `GET /v2/queue/stats/{id}` for the token's account, and `GET /v2/usage/now` its messages that
- * are not final yet, by state, its DLQ size and the runs in its workflow DLQ. Both read only the token's account.
+ * are not final yet, by state, its DLQ size and the runs in its workflow DLQ. Both read only the
+ * token's account.
  */
 import type { FastifyInstance } from 'fastify';
 import type { PlanTable } from '../../core/plans.js';
