@@ -3,8 +3,7 @@
  * engine, the scheduler, the pruner and the HTTP API from a `Config`, and starts/stops them in order. Only this
  * file (through `openDriver`) picks a concrete storage driver.
  */
-import { existsSync, mkdirSync, statSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import {
   buildManagementServer,
@@ -15,6 +14,7 @@ import {
 import { PublishAdmission } from './api/admission.js';
 import type { MgmtContext } from './api/mgmt/index.js';
 import type { Config } from './cli/config.js';
+import { makeDataDir } from './cli/data-dir.js';
 import { loadSecretKey } from './cli/secret-key.js';
 import { systemClock, type Clock } from './core/clock.js';
 import { SecretBox } from './core/secret-box.js';
@@ -83,51 +83,9 @@ export interface Ferry {
   stop(): Promise<void>;
 }
 
-/**
- * Creates the data directory (credentials.json and secret.key with either driver, the SQLite
- * database) readable by its owner only. An existing directory keeps its mode.
- */
-function makeDataDir(config: Config): void {
-  try {
-    makeDirs(config.dataDir, 0o700);
-  } catch (error) {
-    // "ENOTDIR: not a directory, mkdir '…'" → "not a directory (ENOTDIR)"
-    const { code, message } = error as NodeJS.ErrnoException;
-    const why = message.replace(/^[A-Z]+: /, '').replace(/, mkdir .*$/, '');
-    throw new Error(
-      `cannot create the data directory ${config.dataDir} (--data-dir): ${why}${code ? ` (${code})` : ''}`,
-    );
-  }
-}
-
-/**
- * `mkdir -p`, by hand: Node's `mkdirSync(…, {recursive: true})` loops forever when a file system
- * answers ENOENT to a mkdir inside a directory that exists, as procfs does (`--data-dir /proc/x`
- * kept a CPU busy until killed). Creates each missing level once, outermost first.
- * @throws the mkdir's error (ENOTDIR, EACCES, ENOENT …), or ENOTDIR when `dir` is a file.
- */
-function makeDirs(dir: string, mode: number): void {
-  const missing: string[] = [];
-  for (let at = resolve(dir); !existsSync(at); at = dirname(at)) {
-    missing.unshift(at);
-    if (dirname(at) === at) break;
-  }
-  if (missing.length === 0 && !statSync(dir).isDirectory()) {
-    throw Object.assign(new Error(`ENOTDIR: not a directory, mkdir '${dir}'`), { code: 'ENOTDIR' });
-  }
-  for (const level of missing) {
-    try {
-      mkdirSync(level, { mode });
-    } catch (error) {
-      // Another process made it meanwhile.
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
-  }
-}
-
 /** `logger` hears of SQLite checkpoints that fail (the WAL then grows until one succeeds). */
 export function openDriver(config: Config, logger: Logger = silentLogger): Driver {
-  makeDataDir(config);
+  makeDataDir(config.dataDir);
   if (config.databaseUrl) {
     return openPostgresDriver({
       url: config.databaseUrl,
@@ -155,7 +113,7 @@ export async function createFerry(options: FerryOptions): Promise<Ferry> {
   const { config, logger } = options;
   const clock = options.clock ?? systemClock;
   // Before storage opens: a missing or malformed key stops the start with a ConfigError.
-  makeDataDir(config);
+  makeDataDir(config.dataDir);
   const secrets = new SecretBox(loadSecretKey(config));
   const driver = options.driver ?? openDriver(config, logger);
   await driver.migrate();

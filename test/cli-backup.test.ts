@@ -158,4 +158,24 @@ describe('ferry backup and restore', { timeout: 180_000 }, () => {
     expect(notFerry.status).toBe(2);
     expect(notFerry.stderr).toMatch(/^ferry: .*credentials\.json/);
   });
+
+  it('names --data-dir and the reason when it cannot create the directory', async () => {
+    const dataDir = join(dir, 'source');
+    const ferry = await startFerryProcess({ dataDir });
+    running.push(ferry);
+    const file = join(dir, 'for-nowhere.db');
+    expect((await runCli(['backup', file, '--data-dir', dataDir])).status).toBe(0);
+    const underFile = join(file, 'restored');
+    const res = await runCli(['restore', file, '--data-dir', underFile]);
+    expect(res.status).toBe(1);
+    expect(res.stderr).toBe(
+      `ferry: cannot create the data directory ${underFile} (--data-dir): not a directory (ENOTDIR)\n`,
+    );
+    // procfs answers ENOENT to a mkdir: Node's recursive mkdir looped on it forever.
+    const proc = await runCli(['restore', file, '--data-dir', '/proc/ferry-restore-test']);
+    expect(proc.status).toBe(1);
+    expect(proc.stderr).toBe(
+      'ferry: cannot create the data directory /proc/ferry-restore-test (--data-dir): no such file or directory (ENOENT)\n',
+    );
+  });
 });

@@ -7,7 +7,6 @@ import {
   chmodSync,
   copyFileSync,
   existsSync,
-  mkdirSync,
   renameSync,
   rmSync,
   statSync,
@@ -24,6 +23,7 @@ import {
   type DatabaseLock,
 } from '../../storage/sqlite/database-lock.js';
 import { credentialsPath } from '../credentials-file.js';
+import { makeDataDir } from '../data-dir.js';
 import { secretKeyPath } from '../secret-key.js';
 import { UsageError } from '../errors.js';
 import { act } from './action.js';
@@ -153,7 +153,7 @@ function restoreCommand(): Command {
       const version = checkBackup(source);
       const dir = resolve(opts.dataDir);
       const target = join(dir, DB_FILE);
-      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      makeDataDir(dir);
       const lock = lockForRestore(target);
       try {
         await restoreInto(source, target, opts.force === true);
