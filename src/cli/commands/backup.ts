@@ -3,14 +3,7 @@
  * server (`POST /v2/admin/backup`) and checked here. `ferry restore <file> --data-dir <dir>`:
  * puts a copy in place of a data directory's database while no Ferry runs on it.
  */
-import {
-  chmodSync,
-  copyFileSync,
-  existsSync,
-  renameSync,
-  rmSync,
-  statSync,
-} from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
