@@ -74,8 +74,13 @@ describe('ferry publish, logs and messages', SLOW, () => {
     const message = await cliJson<Message>(['messages', 'get', messageId], server.env);
     expect(message).toMatchObject({ messageId, maxRetries: 2, body: 'x' });
     expect(message.notBefore).toBeGreaterThan(Date.now() + 50 * 60_000);
+    expect(message).toMatchObject({ state: 'DELAYED', nextDeliveryTime: message.notBefore });
     const human = await runCli(['messages', 'get', messageId], server.env);
     expect(human.stdout).toMatch(new RegExp(`^id:\\s+${messageId}$`, 'm'));
+    expect(human.stdout).toMatch(/^state:\s+DELAYED until \S+Z$/m);
+    const listed = await runCli(['messages', 'list'], server.env);
+    expect(listed.stdout).toMatch(/^MESSAGE ID\s+URL\s+STATE\s+NOT BEFORE/);
+    expect(listed.stdout).toMatch(new RegExp(`^${messageId}\\s+\\S+\\s+DELAYED\\s`, 'm'));
 
     const cancelled = await runCli(['messages', 'cancel', messageId], server.env);
     expect(cancelled).toMatchObject({ status: 0, stdout: 'cancelled 1\n' });
@@ -98,6 +103,8 @@ describe('ferry publish, logs and messages', SLOW, () => {
     expect(human).toMatch(/^last error:\s+\S+Z HTTP 500$/m);
     const scheduled = /^retry scheduled for:\s+(\S+)$/m.exec(human)?.[1] ?? '';
     expect(Date.parse(scheduled)).toBeGreaterThan(Date.now() + 50 * 60_000);
+    // As storage holds it: the time the retry was scheduled for (nothing moved it).
+    expect(human).toMatch(new RegExp(`^state:\\s+DELAYED until ${scheduled}$`, 'm'));
     expect((await runCli(['messages', 'cancel', messageId], server.env)).status).toBe(0);
   });
 

@@ -236,6 +236,8 @@ describe('console pages', () => {
     const rows = page.getByRole('table', { name: 'Waiting messages' }).getByRole('row');
     await rows.filter({ hasText: later }).waitFor();
     expect(await rows.count()).toBe(2); // the header and the one message
+    // Where it stands, in words: delayed, until its due time.
+    expect(await rows.filter({ hasText: later }).innerText()).toMatch(/\tDelayed until \d{4}-/);
     await screenshot(page, 'messages');
     await expectNamedControls(page);
 

@@ -668,6 +668,9 @@ describe('console', () => {
         );
       }, retry?.nextDeliveryTime ?? 0);
       expect(await scheduled.innerText()).toBe(local);
+      // Where it stands: the storage's due time, here the one the retry was scheduled for.
+      const state = page.locator('dl[aria-label="State"] dd');
+      expect(await state.innerText()).toBe(`Delayed until ${local}`);
       expect((await t.api(`/v2/messages/${messageId}`, { method: 'DELETE' })).status).toBe(200);
     } finally {
       await failing.close();

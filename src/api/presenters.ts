@@ -1,6 +1,7 @@
 /** The JSON shapes of API.md ("Object shapes") built from stored records. */
 import { redactGroupDefaults, redactHeaders, redactedText } from '../core/redaction.js';
 import type { DlqEntry, EventRecord, Message, UrlGroup } from '../core/types.js';
+import type { MessageState } from '../storage/driver.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -49,6 +50,25 @@ export function cutFields(key: string, size: number | undefined): Record<string,
  * `bodySize` is set when a list cut the body (then redaction hashes only what was read, so a
  * list shows no hash: `REDACTED`).
  */
+/** A message's `state` in the API (see `MessageState`): upper case, as the events' states. */
+const STATE_NAMES: Record<MessageState, string> = {
+  active: 'ACTIVE',
+  delayed: 'DELAYED',
+  due: 'DUE',
+  waiting: 'WAITING',
+};
+
+/**
+ * Where a message stands, for `GET /v2/messages[/{id}]`: its `state`, and for a delayed one the
+ * time it is due (`nextDeliveryTime`, as storage holds it: after any move by flow control or a
+ * paced destination).
+ */
+export function messageStateJson(message: Message, state: MessageState): Record<string, unknown> {
+  return state === 'delayed'
+    ? { state: STATE_NAMES[state], nextDeliveryTime: message.dueAt }
+    : { state: STATE_NAMES[state] };
+}
+
 export function messageJson(message: Message, bodySize?: number): Record<string, unknown> {
   const { spec } = message;
   return {

@@ -41,6 +41,14 @@ export interface Message {
   retryDelayExpression?: string;
   /** Delivery timeout, seconds. */
   timeout?: number;
+  /**
+   * Where it stands now (`GET /v2/messages[/{id}]`): an attempt in flight (`ACTIVE`), due later
+   * (`DELAYED`, at `nextDeliveryTime`), due and waiting for a free delivery slot (`DUE`), or held
+   * by its flow-control key or queue (`WAITING`).
+   */
+  state?: 'ACTIVE' | 'DELAYED' | 'DUE' | 'WAITING';
+  /** `DELAYED`: when it is due, Unix ms. */
+  nextDeliveryTime?: number;
 }
 
 /** One line of the events log (`GET /v2/events`): a state transition of a message. */

@@ -201,6 +201,10 @@ export interface MessageGetParams {
   accountId: string;
   id: string;
 }
+export interface MessageViewParams extends MessageGetParams {
+  /** The time the message's state is told at (see `MessageState`). */
+  now: number;
+}
 export interface MessageClaimDueParams {
   now: number;
   limit: number;
@@ -358,11 +362,24 @@ export interface MessageListParams {
   count: number;
   /** Bodies longer than this many bytes come back cut, with `bodySize` (see `DlqListParams`). */
   bodyCut?: number;
+  /** The time the messages' states are told at (see `MessageState`); without it, none is. */
+  now?: number;
 }
-/** A listed message with its whole body's length when the list cut it. */
+/**
+ * Where a message that is not final stands: `active`, an attempt is in flight (a live lease);
+ * `delayed`, due later (its delay, or a retry's wait), at `message.dueAt`; `due`, due and waiting
+ * for a free delivery slot (or for its expired lease to be taken again); `waiting`, held in the
+ * wait list of its flow-control key or queue.
+ */
+export type MessageState = 'active' | 'delayed' | 'due' | 'waiting';
+/**
+ * A message as `messageView` and `messageList` read it: its state at the given time (the list's
+ * only when given one), and its whole body's length when the list cut it.
+ */
 export interface ListedMessage {
   message: Message;
   bodySize?: number;
+  state?: MessageState;
 }
 export interface DlqDeleteManyParams {
   accountId: string;
@@ -718,6 +735,10 @@ export interface Executor {
   /** Returns the ids of the messages stored leased (see `leaseLimits`). */
   messagePublishMany(params: MessagePublishManyParams): Promise<string[]>;
   messageGet(params: MessageGetParams): Promise<Message | undefined>;
+  /** `messageGet` for the API: the message with its state at `now`. */
+  messageView(
+    params: MessageViewParams,
+  ): Promise<(ListedMessage & { state: MessageState }) | undefined>;
   /**
    * One page of the account's messages that are not final (waiting, delayed, in flight, waiting
    * for a retry), newest first (by id, which sorts by creation time), matching `filter`.

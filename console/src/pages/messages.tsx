@@ -35,6 +35,44 @@ interface MessagePage {
   messages: Message[];
 }
 
+/**
+ * Where a message stands now, in words (the API's `state`): being delivered, delayed until its
+ * due time, due and waiting for a delivery slot, or held by its queue or flow-control key (names
+ * from messages are untrusted: each in a `bdi` of its own).
+ */
+function MessageState(props: { m: Message }) {
+  const m = props.m;
+  switch (m.state) {
+    case 'ACTIVE':
+      return <>Being delivered</>;
+    case 'DELAYED':
+      return m.nextDeliveryTime === undefined ? (
+        <>Delayed</>
+      ) : (
+        <>Delayed until {formatTime(m.nextDeliveryTime)}</>
+      );
+    case 'DUE':
+      return <>Due, waiting for a delivery slot</>;
+    case 'WAITING':
+      if (m.queueName !== undefined) {
+        return (
+          <>
+            Waiting its turn in queue <bdi>{m.queueName}</bdi>
+          </>
+        );
+      }
+      return m.flowControlKey === undefined ? (
+        <>Waiting</>
+      ) : (
+        <>
+          Waiting for flow-control key <bdi>{m.flowControlKey}</bdi>
+        </>
+      );
+    default:
+      return null;
+  }
+}
+
 /** The list's filters (the URL's names are the API's). */
 const LIST_FILTERS = [
   'messageId',
@@ -93,7 +131,7 @@ function MessageList(props: {
               <th scope="col">Created</th>
               <th scope="col">Message</th>
               <th scope="col">Destination</th>
-              <th scope="col">Not before</th>
+              <th scope="col">State</th>
               <th scope="col" class="num">
                 Retried
               </th>
@@ -118,7 +156,9 @@ function MessageList(props: {
                 <td class="mono clip" title={`${m.method} ${m.url}`}>
                   {m.method} {m.url}
                 </td>
-                <td class="nowrap">{formatTime(m.notBefore)}</td>
+                <td>
+                  <MessageState m={m} />
+                </td>
                 <td class="num">
                   {m.retried} of {m.maxRetries}
                 </td>
@@ -223,6 +263,14 @@ function MessageView(props: { messageId: string }) {
   return (
     <article aria-label={`Message ${m.messageId}`}>
       <MessageFacts m={m} notBefore={m.notBefore} />
+      {m.state !== undefined && (
+        <dl class="facts" aria-label="State">
+          <dt>State</dt>
+          <dd>
+            <MessageState m={m} />
+          </dd>
+        </dl>
+      )}
       {failures.data && <LastFailure events={failures.data.events} />}
       <ConfirmButton
         label="Cancel message"

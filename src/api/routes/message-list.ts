@@ -7,7 +7,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ApiContext } from '../context.js';
 import { BODY_CUT_PARAM, boundedPage, itemBytes, parseBodyCut, sendPage } from '../list-page.js';
-import { messageJson } from '../presenters.js';
+import { messageJson, messageStateJson } from '../presenters.js';
 import { parseQuery } from '../query.js';
 import { CANCEL_FILTERS, searchParams } from './messages.js';
 
@@ -23,6 +23,7 @@ export function messageListRoute(app: FastifyInstance, ctx: ApiContext): void {
       extra: [BODY_CUT_PARAM],
     });
     const bodyCut = parseBodyCut(params);
+    const now = ctx.clock.now();
     const result = await boundedPage({
       count: count ?? DEFAULT_COUNT,
       cursor,
@@ -32,10 +33,14 @@ export function messageListRoute(app: FastifyInstance, ctx: ApiContext): void {
           filter,
           count: n,
           bodyCut,
+          now,
           ...(after === undefined ? {} : { cursor: after }),
         }),
       cursorOf: (listed) => listed.message.id,
-      present: (listed) => messageJson(listed.message, listed.bodySize),
+      present: (listed) => ({
+        ...messageJson(listed.message, listed.bodySize),
+        ...(listed.state && messageStateJson(listed.message, listed.state)),
+      }),
       itemBytes: itemBytes(bodyCut),
     });
     return sendPage(reply, 'messages', result);

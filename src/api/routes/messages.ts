@@ -6,7 +6,7 @@ import { notFound } from '../../core/errors.js';
 import { eventOf } from '../../engine/records.js';
 import type { RecordFilter } from '../../storage/driver.js';
 import type { ApiContext } from '../context.js';
-import { messageJson } from '../presenters.js';
+import { messageJson, messageStateJson } from '../presenters.js';
 import { parseQuery } from '../query.js';
 
 export const CANCEL_FILTERS = [
@@ -94,15 +94,16 @@ async function cancelChunk(
 
 export function messageRoutes(app: FastifyInstance, ctx: ApiContext): void {
   app.get<{ Params: { id: string } }>('/v2/messages/:id', async (request) => {
-    const message = await ctx.executor.messageGet({
+    const found = await ctx.executor.messageView({
       accountId: request.account.id,
       id: request.params.id,
+      now: ctx.clock.now(),
     });
-    if (!message)
+    if (!found)
       throw notFound(
         `message "${request.params.id}" not found (it may be delivered or cancelled already; see /v2/events)`,
       );
-    return messageJson(message);
+    return { ...messageJson(found.message), ...messageStateJson(found.message, found.state) };
   });
 
   app.delete<{ Params: { id: string } }>('/v2/messages/:id', async (request) => {

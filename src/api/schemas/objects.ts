@@ -20,32 +20,45 @@ const bodyFields = {
   bodySize: opt(I('The whole body size in bytes, when cut')),
 };
 
+/** A message's fields, in the messages API and in a DLQ entry. */
+const messageFields = {
+  messageId: S(),
+  url: S('Destination URL'),
+  topicName: opt(S('The URL group it was published to')),
+  endpointName: opt(S()),
+  method: S(),
+  header: opt(HeaderMapOut),
+  ...bodyFields,
+  maxRetries: I(),
+  retried: opt(I()),
+  notBefore: Millis('Earliest delivery time, Unix ms'),
+  createdAt: Millis('Unix ms'),
+  callback: opt(S()),
+  failureCallback: opt(S()),
+  queueName: opt(S()),
+  scheduleId: opt(S()),
+  callerIP: opt(S()),
+  label: opt(S('The first label')),
+  labels: opt(Type.Array(S())),
+  flowControlKey: opt(S()),
+  parallelism: opt(I()),
+  rate: opt(I()),
+  period: opt(I('Seconds')),
+  retryDelayExpression: opt(S()),
+  timeout: opt(I('Seconds')),
+};
+
 export const MessageOut = Type.Object(
   {
-    messageId: S(),
-    url: S('Destination URL'),
-    topicName: opt(S('The URL group it was published to')),
-    endpointName: opt(S()),
-    method: S(),
-    header: opt(HeaderMapOut),
-    ...bodyFields,
-    maxRetries: I(),
-    retried: opt(I()),
-    notBefore: Millis('Earliest delivery time, Unix ms'),
-    createdAt: Millis('Unix ms'),
-    callback: opt(S()),
-    failureCallback: opt(S()),
-    queueName: opt(S()),
-    scheduleId: opt(S()),
-    callerIP: opt(S()),
-    label: opt(S('The first label')),
-    labels: opt(Type.Array(S())),
-    flowControlKey: opt(S()),
-    parallelism: opt(I()),
-    rate: opt(I()),
-    period: opt(I('Seconds')),
-    retryDelayExpression: opt(S()),
-    timeout: opt(I('Seconds')),
+    ...messageFields,
+    state: opt(
+      Type.Enum(['ACTIVE', 'DELAYED', 'DUE', 'WAITING'], {
+        description:
+          'Where it stands now: ACTIVE (an attempt is in flight), DELAYED (due at `nextDeliveryTime`), ' +
+          'DUE (waiting for a free delivery slot), WAITING (held by its flow-control key or queue)',
+      }),
+    ),
+    nextDeliveryTime: opt(Millis('DELAYED: when it is due, Unix ms')),
   },
   { description: 'A message that is not final yet' },
 );
@@ -92,7 +105,7 @@ const responseFields = {
 
 export const DlqMessageOut = Type.Object(
   {
-    ...MessageOut.properties,
+    ...messageFields,
     dlqId: S(),
     dlqCreatedAt: Millis('Unix ms'),
     ...responseFields,
@@ -302,7 +315,7 @@ export const WorkflowRunOut = Type.Object(
 
 export const WorkflowDlqOut = Type.Object(
   {
-    ...MessageOut.properties,
+    ...messageFields,
     dlqId: S(),
     workflowRunId: S(),
     workflowUrl: S(),

@@ -46,12 +46,32 @@ export function publishCommand(): Command {
   });
 }
 
+/** Where a message stands now, in words (the API's `state`; see docs/api.md). */
+function stateText(m: Message): string | undefined {
+  switch (m.state) {
+    case 'ACTIVE':
+      return 'ACTIVE: being delivered';
+    case 'DELAYED':
+      return `DELAYED until ${time(m.nextDeliveryTime)}`;
+    case 'DUE':
+      return 'DUE: waiting for a delivery slot';
+    case 'WAITING':
+      if (m.queueName !== undefined) return `WAITING its turn in queue ${m.queueName}`;
+      return m.flowControlKey !== undefined
+        ? `WAITING for flow-control key ${m.flowControlKey}`
+        : 'WAITING';
+    default:
+      return undefined;
+  }
+}
+
 function messageFields(m: Message): [string, unknown][] {
   return [
     ['id', m.messageId],
     ['url', m.url],
     ['group', m.topicName],
     ['queue', m.queueName],
+    ['state', stateText(m)],
     ['method', m.method],
     ['retried', `${m.retried} of ${m.maxRetries}`],
     ['not before', time(m.notBefore)],
@@ -97,10 +117,11 @@ export function messagesCommand(): Command {
       });
       print(opts.json, page, () =>
         table(
-          ['MESSAGE ID', 'URL', 'NOT BEFORE', 'RETRIED', 'LABEL', 'CREATED'],
+          ['MESSAGE ID', 'URL', 'STATE', 'NOT BEFORE', 'RETRIED', 'LABEL', 'CREATED'],
           page.messages.map((m) => [
             cell(m.messageId),
             cell(m.url),
+            cell(m.state),
             time(m.notBefore),
             `${m.retried} of ${m.maxRetries}`,
             cell(m.labels ?? m.label),

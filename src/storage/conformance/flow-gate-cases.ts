@@ -72,6 +72,45 @@ export function flowGateCases(ctx: SuiteContext): void {
     expect((await ex.flowGateGet(key('k')))?.waitListSize).toBe(2);
   });
 
+  it('messageView and messageList tell where each message stands at `now`', async () => {
+    const holder = keyed('k', { parallelism: 1 });
+    const waiting = keyed('k', { parallelism: 1 });
+    const delayed = makeMessage(accountId, { dueAt: T0 + 5_000, notBefore: T0 + 5_000 });
+    await ex.messageInsertMany({ messages: [holder, waiting, delayed] });
+    const claimed = await ex.messageClaimDue({ now: T0, limit: 10, leaseUntil: T0 + LEASE });
+    expect(claimed.map((m) => m.id)).toEqual([holder.id]);
+    const due = makeMessage(accountId);
+    await ex.messageInsertMany({ messages: [due] });
+
+    const view = async (m: Message, now = T0 + 1) => {
+      const found = await ex.messageView({ accountId, id: m.id, now });
+      return found && { state: found.state, dueAt: found.message.dueAt };
+    };
+    expect(await view(holder)).toEqual({ state: 'active', dueAt: T0 + LEASE });
+    expect(await view(waiting)).toEqual({ state: 'waiting', dueAt: T0 });
+    expect(await view(delayed)).toEqual({ state: 'delayed', dueAt: T0 + 5_000 });
+    expect(await view(due)).toEqual({ state: 'due', dueAt: T0 });
+    // Past its lease, the holder is due again (the next claim takes it), and the delayed one due.
+    expect((await view(holder, T0 + LEASE + 1))?.state).toBe('due');
+    expect((await view(delayed, T0 + 5_000))?.state).toBe('due');
+    // Another account's message is not found.
+    expect(await ex.messageView({ accountId: 'acc_other', id: holder.id, now: T0 })).toBe(
+      undefined,
+    );
+
+    const listed = await ex.messageList({ accountId, filter: {}, count: 10, now: T0 + 1 });
+    const states = Object.fromEntries(listed.items.map((l) => [l.message.id, l.state]));
+    expect(states).toEqual({
+      [holder.id]: 'active',
+      [waiting.id]: 'waiting',
+      [delayed.id]: 'delayed',
+      [due.id]: 'due',
+    });
+    // Without a time, a list tells no state.
+    const plain = await ex.messageList({ accountId, filter: {}, count: 10 });
+    expect(plain.items.map((l) => l.state)).toEqual([undefined, undefined, undefined, undefined]);
+  });
+
   it('messageFinishMany of a holder frees its slot, as messageDeleteLeasedMany does', async () => {
     const messages = [keyed('k', { parallelism: 1 }), keyed('k', { parallelism: 1 })];
     await ex.messageInsertMany({ messages });

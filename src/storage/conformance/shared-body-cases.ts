@@ -57,6 +57,13 @@ export function sharedBodyCases(ctx: SuiteContext): void {
     const whole = await ex.eventList({ accountId, filter: {}, count: 1 });
     expect(Buffer.from(whole.items[0]?.body ?? []).equals(body)).toBe(true);
     expect(whole.items[0]?.bodySize).toBeUndefined();
+    // The messages list too (it read the shared bodies as empty until 2026-12-07).
+    const listed = await ex.messageList({ accountId, filter: {}, count: 2, bodyCut: 10 });
+    expect([...(listed.items[1]?.message.body ?? [])]).toEqual([...body.subarray(0, 10)]);
+    expect(listed.items.map((l) => l.bodySize)).toEqual([100_000, 100_000]);
+    const listedWhole = await ex.messageList({ accountId, filter: {}, count: 1 });
+    expect(Buffer.from(listedWhole.items[0]?.message.body ?? []).equals(body)).toBe(true);
+    expect(listedWhole.items[0]?.bodySize).toBeUndefined();
   });
 
   it('a batch stores each entry’s body apart, and bodies up to 4 KiB stay inline', async () => {

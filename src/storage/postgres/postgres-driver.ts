@@ -290,6 +290,7 @@ class PostgresExecutor implements Executor {
     return [];
   }
   messageGet = this.op(messages.messageGet);
+  messageView = this.op(messages.messageView);
   messageClaimDue = this.op(messages.messageClaimDue);
   messageClaimDueLimited(p: MessageClaimDueLimitedParams): Promise<MessageClaimDueLimitedResult> {
     // On the pool the statement is its own transaction, which need not wait for its WAL flush.

@@ -9,6 +9,8 @@ import type {
   MessageDeleteManyParams,
   MessageFinishManyParams,
   MessageGetParams,
+  MessageViewParams,
+  MessageState,
   MessageLeaseExtendManyParams,
   MessageReleaseManyParams,
   MessageRetryManyParams,
@@ -19,7 +21,7 @@ import { buildFilter, joinLabels, MESSAGE_FILTER, originParts, urlParts } from '
 import { batchInsert } from './postgres-batch.js';
 import { newBinder } from './postgres-bind.js';
 import { type Db, toClaimedMessage } from './postgres-rows.js';
-import { type MessageRow, messageFromRow } from '../sql/rows.js';
+import { type MessageRow, messageFromRow, messageStateOf } from '../sql/rows.js';
 import { PARKED_DUE_AT } from '../../core/flow-control.js';
 import { type GatedMessage, gatedDueAt, touchGates } from './postgres-flow-gates.js';
 import type {
@@ -153,12 +155,25 @@ export const insertGatedMessages = batchInsert<GatedMessage>(
   [{ name: 'seq', sql: "nextval('messages_seq')" }],
 );
 
-export async function messageGet(db: Db, p: MessageGetParams): Promise<Message | undefined> {
+async function messageRow(db: Db, p: MessageGetParams): Promise<MessageRow | undefined> {
   const [row] = await db<MessageRow[]>`
     SELECT * FROM messages WHERE account_id = ${p.accountId} AND id = ${p.id}`;
   if (!row) return undefined;
   const [whole] = await withBodies(db, [row]);
-  return whole && messageFromRow(whole);
+  return whole;
+}
+
+export async function messageGet(db: Db, p: MessageGetParams): Promise<Message | undefined> {
+  const row = await messageRow(db, p);
+  return row && messageFromRow(row);
+}
+
+export async function messageView(
+  db: Db,
+  p: MessageViewParams,
+): Promise<(ListedMessage & { state: MessageState }) | undefined> {
+  const row = await messageRow(db, p);
+  return row && { message: messageFromRow(row), state: messageStateOf(row, p.now) };
 }
 
 /** Like `dlqList`: bodies cut in SQL, newest first by id, the cursor is the last id. */
@@ -170,14 +185,16 @@ export async function messageList(db: Db, p: MessageListParams): Promise<Page<Li
   const cut = bind(p.bodyCut ?? 2_147_483_647);
   const text = `SELECT id, account_id, url, url_host, url_path, topic_name, endpoint_name,
       queue_name, schedule_id, labels, flow_control_key, caller_ip, retried, max_retries,
-      not_before, created_at, due_at, lease_token, spec, wait_due_at,
+      not_before, created_at, due_at, lease_token, spec, wait_due_at, body_id,
       substring(body from 1 for ${cut}) AS body, octet_length(body) AS body_size
     FROM messages WHERE ${where.join(' AND ')}
     ORDER BY id DESC LIMIT ${bind(p.count + 1)}`;
   // Not prepared: the text varies with the filter.
   const rows = await db.unsafe<(MessageRow & { body_size: number })[]>(text, params);
-  const items = rows.slice(0, p.count).map((row) => ({
+  const read = await withBodies(db, rows.slice(0, p.count), p.bodyCut ?? 2_147_483_647);
+  const items = read.map((row) => ({
     message: messageFromRow(row),
+    ...(p.now === undefined ? {} : { state: messageStateOf(row, p.now) }),
     ...(row.body.length < Number(row.body_size) ? { bodySize: Number(row.body_size) } : {}),
   }));
   const last = items[items.length - 1];

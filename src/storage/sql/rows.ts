@@ -22,6 +22,7 @@ import type {
   UrlGroup,
   UrlGroupEndpoint,
 } from '../../core/types.js';
+import type { MessageState } from '../driver.js';
 import { splitLabels } from './filter.js';
 
 /** A 64-bit integer column: a number (SQLite) or a decimal string (PostgreSQL). */
@@ -170,6 +171,24 @@ export function accountFromRow(row: AccountRow): Account {
   if (row.budget !== null) account.budget = Number(row.budget);
   if (row.plan_changed_at !== null) account.planChangedAt = Number(row.plan_changed_at);
   return account;
+}
+
+/**
+ * Where a message row stands at `now` (see `MessageState`). `leasedUntil`: SQLite's lease of the
+ * message, kept in memory (0 when it has none); PostgreSQL's is in the row, where a live lease
+ * has a token and `due_at` is its expiry.
+ */
+export function messageStateOf(
+  row: Pick<MessageRow, 'due_at' | 'lease_token' | 'wait_due_at'>,
+  now: number,
+  leasedUntil?: number,
+): MessageState {
+  if (row.wait_due_at != null) return 'waiting';
+  const dueAt = Number(row.due_at);
+  const leased =
+    leasedUntil === undefined ? row.lease_token !== null && dueAt > now : leasedUntil > now;
+  if (leased) return 'active';
+  return dueAt > now ? 'delayed' : 'due';
 }
 
 export function messageFromRow(row: MessageRow): Message {

@@ -79,6 +79,8 @@ import type {
   MessageFinishManyParams,
   MessageDeleteManyParams,
   MessageGetParams,
+  MessageViewParams,
+  MessageState,
   MessageListParams,
   ListedMessage,
   MessageInsertManyParams,
@@ -196,6 +198,11 @@ export class SqliteExecutor implements Executor {
   }
   messageGet(p: MessageGetParams): Promise<Message | undefined> {
     return this.scope.run(() => this.ops.messageGet(p), READ_ONLY);
+  }
+  messageView(
+    p: MessageViewParams,
+  ): Promise<(ListedMessage & { state: MessageState }) | undefined> {
+    return this.scope.run(() => this.ops.messageView(p), READ_ONLY);
   }
   messageClaimDue(p: MessageClaimDueParams): Promise<ClaimedMessage[]> {
     return this.scope.run(() => this.ops.messageClaimDue(p));

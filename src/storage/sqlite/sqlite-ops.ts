@@ -45,6 +45,8 @@ import type {
   MessageFinishManyParams,
   MessageDeleteManyParams,
   MessageGetParams,
+  MessageViewParams,
+  MessageState,
   MessageListParams,
   ListedMessage,
   MessageInsertManyParams,
@@ -90,6 +92,7 @@ import {
   dlqFromRow,
   eventFromRow,
   messageFromRow,
+  messageStateOf,
   type AccountRow,
   type DlqRow,
   type EventRow,
@@ -122,7 +125,7 @@ const DLQ_FILTER: FilterColumns = {
 const LISTED_MESSAGE_COLUMNS =
   'id, account_id, url, url_host, url_path, topic_name, endpoint_name, queue_name, schedule_id, ' +
   'labels, flow_control_key, caller_ip, retried, max_retries, not_before, created_at, due_at, ' +
-  'lease_token, spec, wait_due_at';
+  'lease_token, spec, wait_due_at, body_id';
 
 /** A cut longer than any body: the list reads bodies whole. */
 const WHOLE = 2_147_483_647;
@@ -336,14 +339,22 @@ export class SqliteOps {
     });
   }
 
-  messageGet({ accountId, id }: MessageGetParams): Message | undefined {
+  messageGet(p: MessageGetParams): Message | undefined {
+    return this.messageView({ ...p, now: 0 })?.message;
+  }
+
+  messageView({
+    accountId,
+    id,
+    now,
+  }: MessageViewParams): (ListedMessage & { state: MessageState }) | undefined {
     const row = this.stmt('SELECT * FROM messages WHERE id = ? AND account_id = ?').get(
       id,
       accountId,
     );
     if (row === undefined) return undefined;
     const [whole] = this.withBodies([row as MessageRow]);
-    return whole && this.withLease(messageFromRow(whole));
+    return whole && this.listed(whole, now);
   }
 
   /** Like `dlqList`: bodies cut in SQL, newest first by id, the cursor is the last id. */
@@ -353,6 +364,7 @@ export class SqliteOps {
     cursor,
     count,
     bodyCut,
+    now,
   }: MessageListParams): Page<ListedMessage> {
     const { where, params } = filterSql(filter, MESSAGE_FILTER);
     const sql =
@@ -362,13 +374,18 @@ export class SqliteOps {
       ' ORDER BY id DESC LIMIT ?';
     const args: unknown[] = [bodyCut ?? WHOLE, accountId, ...params];
     if (cursor !== undefined) args.push(cursor);
-    const rows = this.dynamicStmt(sql).all(...args, count + 1) as (MessageRow & {
+    const read = this.dynamicStmt(sql).all(...args, count + 1) as (MessageRow & {
       body_size: number;
     })[];
-    const listed = rows.map((row) => ({
-      message: this.withLease(messageFromRow(row)),
-      ...(row.body.length < row.body_size ? { bodySize: row.body_size } : {}),
-    }));
+    const rows = this.withBodies(read, bodyCut);
+    const listed = rows.map((row) => {
+      const { message, state } = this.listed(row, now ?? 0);
+      return {
+        message,
+        ...(now === undefined ? {} : { state }),
+        ...(row.body.length < row.body_size ? { bodySize: row.body_size } : {}),
+      };
+    });
     return page(listed, count, (last) => last.message.id);
   }
 
@@ -817,10 +834,15 @@ export class SqliteOps {
     return ids.length === 0 ? rows : fillBodies(rows, cut, this.bodies.load(ids, cut));
   }
 
-  /** A leased message's `dueAt` is its lease expiry, as with a lease kept in the row. */
-  private withLease(message: Message): Message {
+  /**
+   * A message read for the API, with its state at `now`. A leased message's `dueAt` is its lease
+   * expiry, as with a lease kept in the row.
+   */
+  private listed(row: MessageRow, now: number): ListedMessage & { state: MessageState } {
+    const message = messageFromRow(row);
     const lease = this.leases.get(message.id);
-    return lease ? { ...message, dueAt: lease.until } : message;
+    const state = messageStateOf(row, now, lease?.until ?? 0);
+    return { message: lease ? { ...message, dueAt: lease.until } : message, state };
   }
 }
 
