@@ -14,7 +14,7 @@
  */
 import type { EventRecord, Message } from '../core/types.js';
 import type { WorkflowRun, WorkflowStep } from '../core/workflow.js';
-import type { Executor } from '../storage/driver.js';
+import type { Executor, ListedMessage } from '../storage/driver.js';
 
 /** A message of a running run that is not final yet. */
 export interface PendingStep {
@@ -29,8 +29,10 @@ export interface PendingStep {
   /** Its failed attempts (ERROR events), oldest first; fewer than `retried` once pruned. */
   errors: EventRecord[];
   /**
-   * When its current attempt is (or was) due, ms: the first attempt at the message's
-   * `notBefore`, a retry at the time its last RETRY event set (absent once that was pruned).
+   * When its current attempt is (or was) due, ms: for a message not due yet, the time storage
+   * holds (after any move by flow control or a paced destination); else the first attempt at
+   * the message's `notBefore`, a retry at the time its last RETRY event set (absent once that
+   * was pruned).
    */
   nextDeliveryTime?: number;
 }
@@ -55,16 +57,18 @@ async function inSlices<I, T>(items: I[], list: (slice: I[]) => Promise<T[]>): P
  *
  * @param bodyCut the messages' bodies (a call's body, a wait's step) and the response bodies of
  *   the failed attempts are cut to this many bytes (as the logs' `bodyCut`).
+ * @param now the time the messages' states are read at (see `nextDeliveryTime`).
  */
 export async function pendingSteps(
   executor: Executor,
   run: WorkflowRun,
   steps: readonly WorkflowStep[],
-  bodyCut?: number,
+  bodyCut: number | undefined,
+  now: number,
 ): Promise<PendingStep[]> {
   if (run.state !== 'RUN_STARTED') return [];
   const accountId = run.accountId;
-  const listed: { message: Message; bodySize?: number }[] = [];
+  const listed: ListedMessage[] = [];
   let cursor: string | undefined;
   do {
     const page = await executor.messageList({
@@ -72,6 +76,7 @@ export async function pendingSteps(
       filter: { workflowRunIds: [run.runId] },
       count: PAGE_SIZE,
       bodyCut,
+      now,
       ...(cursor === undefined ? {} : { cursor }),
     });
     listed.push(...page.items);
@@ -97,7 +102,7 @@ export async function pendingSteps(
     });
     return page.items;
   });
-  return found.map(({ message, bodySize }) => {
+  return found.map(({ message, bodySize, state }) => {
     const own = events.filter((e) => e.messageId === message.id).reverse(); // oldest first
     const step: PendingStep = {
       message,
@@ -106,9 +111,11 @@ export async function pendingSteps(
     };
     if (bodySize !== undefined) step.bodySize = bodySize;
     const due =
-      message.retried === 0
-        ? message.notBefore
-        : own.findLast((e) => e.state === 'RETRY')?.nextDeliveryTime;
+      state === 'delayed'
+        ? message.dueAt
+        : message.retried === 0
+          ? message.notBefore
+          : own.findLast((e) => e.state === 'RETRY')?.nextDeliveryTime;
     if (due !== undefined) step.nextDeliveryTime = due;
     return step;
   });

@@ -215,7 +215,7 @@ export function workflowRoutes(app: FastifyInstance, ctx: ApiContext): void {
           runId: run.runId,
           bodyCut,
         });
-        const pending = await pendingSteps(executor, run, steps, bodyCut);
+        const pending = await pendingSteps(executor, run, steps, bodyCut, ctx.clock.now());
         return workflowRunJson(run, steps, { prefix, pending });
       },
       // A run shows its history: several steps, each cut.

@@ -7,7 +7,8 @@
 import { expect, it } from 'vitest';
 import { newId } from '../../core/ids.js';
 import type { ClaimedMessage, Message, MessageSpec } from '../../core/types.js';
-import type { WorkflowCallType } from '../../core/workflow.js';
+import type { WorkflowCallType, WorkflowRun } from '../../core/workflow.js';
+import { pendingSteps } from '../../engine/workflow-pending.js';
 import { T0, makeAccount, makeEvent, makeMessage } from './fixtures.js';
 import type { SuiteContext } from './suite.js';
 
@@ -83,5 +84,27 @@ export function runMessageCases(ctx: SuiteContext): void {
     await ex.messageDeleteMany({ accountId, filter: { messageIds: [step.id, call.id] } });
     const left = await ex.messageList({ accountId, filter: { workflowRunIds: [runId] }, count: 9 });
     expect(left.items.map((m) => m.message.id)).toEqual([leased.id, shared.id, gated.id]);
+  });
+
+  it('a running run’s step not due yet shows the due time storage holds, not its RETRY event’s', async () => {
+    const ex = ctx.executor();
+    const account = makeAccount({ plan: 'paid' });
+    await ex.accountInsert({ account });
+    const runId = newId('wfr');
+    // Its retry was set for T0 + 1 s, and then moved (a paced destination, a spread backlog).
+    const moved = makeMessage(account.id, { spec: runSpec(runId, 'step'), retried: 1 });
+    const due = makeMessage(account.id, { spec: runSpec(runId, 'step'), retried: 1 });
+    await ex.messageInsertMany({ messages: [{ ...moved, dueAt: T0 + 5_000 }, due] });
+    await ex.eventInsertMany({
+      events: [moved, due].flatMap((m) => [
+        makeEvent(m, { state: 'ERROR', time: T0 - 2, error: 'HTTP 500' }),
+        makeEvent(m, { state: 'RETRY', time: T0 - 1, nextDeliveryTime: T0 + 1_000 }),
+      ]),
+    });
+    const run = { runId, accountId: account.id, state: 'RUN_STARTED' } as WorkflowRun;
+    const steps = await pendingSteps(ex, run, [], undefined, T0);
+    const times = Object.fromEntries(steps.map((s) => [s.message.id, s.nextDeliveryTime]));
+    // The one due already: the time its retry was set for.
+    expect(times).toEqual({ [moved.id]: T0 + 5_000, [due.id]: T0 + 1_000 });
   });
 }
