@@ -92,11 +92,13 @@ describe('ferry messages list', SLOW, () => {
     const table = await runCli(['messages', 'list', '--label', 'alpha'], server.env);
     expect(table.status).toBe(0);
     const [header, ...rows] = lines(table.stdout);
-    expect(header).toMatch(/^MESSAGE ID\s+URL\s+NOT BEFORE\s+RETRIED\s+LABEL\s+CREATED$/);
+    expect(header).toMatch(/^MESSAGE ID\s+URL\s+STATE\s+NOT BEFORE\s+RETRIED\s+LABEL\s+CREATED$/);
     expect(rows).toHaveLength(1);
     const due = new Date(a?.notBefore ?? 0).toISOString();
     expect(rows[0]).toMatch(
-      new RegExp(`^${first}\\s+${server.dest.url}/later-a\\s+${due}\\s+0 of 2\\s+alpha\\s+\\S+Z$`),
+      new RegExp(
+        `^${first}\\s+${server.dest.url}/later-a\\s+DELAYED\\s+${due}\\s+0 of 2\\s+alpha\\s+\\S+Z$`,
+      ),
     );
 
     const byLabel = await cliJson<MessagePage>(
