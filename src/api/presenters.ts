@@ -45,11 +45,6 @@ export function cutFields(key: string, size: number | undefined): Record<string,
   return size === undefined ? {} : { [`${key}Truncated`]: true, [`${key}Size`]: size };
 }
 
-/**
- * A message as the API shows it: redacted fields (`Svc-Redact-Fields`) as `REDACTED:<sha256>`.
- * `bodySize` is set when a list cut the body (then redaction hashes only what was read, so a
- * list shows no hash: `REDACTED`).
- */
 /** A message's `state` in the API (see `MessageState`): upper case, as the events' states. */
 const STATE_NAMES: Record<MessageState, string> = {
   active: 'ACTIVE',
@@ -69,6 +64,11 @@ export function messageStateJson(message: Message, state: MessageState): Record<
     : { state: STATE_NAMES[state] };
 }
 
+/**
+ * A message as the API shows it: redacted fields (`Svc-Redact-Fields`) as `REDACTED:<sha256>`.
+ * `bodySize` is set when a list cut the body (then redaction hashes only what was read, so a
+ * list shows no hash: `REDACTED`).
+ */
 export function messageJson(message: Message, bodySize?: number): Record<string, unknown> {
   const { spec } = message;
   return {

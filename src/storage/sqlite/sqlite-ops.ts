@@ -340,6 +340,7 @@ export class SqliteOps {
   }
 
   messageGet(p: MessageGetParams): Message | undefined {
+    // The message alone: its state, told at any time, is not used.
     return this.messageView({ ...p, now: 0 })?.message;
   }
 
