@@ -169,6 +169,11 @@ describe.each(STORAGES)('workflow protocol with Svc- headers (%s)', (storage) =>
     });
     expect(runs).toHaveLength(2);
     const { messages } = await t.client.workflows.dlq();
+    const [entry] = messages;
+    const byId = await t.client.workflows.dlq({ filter: { dlqId: entry?.dlqId ?? '' } });
+    expect(byId.messages.map((m) => m.workflowRunId)).toEqual([entry?.workflowRunId]);
+    const none = await t.client.workflows.dlq({ filter: { dlqId: 'dlq_nosuch' } });
+    expect(none.messages).toEqual([]);
     const restarted = await t.client.workflows.resume(
       { dlqIds: messages.map((m) => m.dlqId) },
       { restart: true },

@@ -329,6 +329,8 @@ export interface Schedule {
 /** Filters of the workflow logs and the workflow DLQ (OR within a field, AND across). */
 export interface WorkflowFilter {
   workflowRunId?: string | string[];
+  /** DLQ ids (`dlq_…`): when given, the other filters are ignored. */
+  dlqId?: string | string[];
   workflowUrl?: string | string[];
   workflowCreatedAt?: number;
   state?: string | string[];
