@@ -81,6 +81,15 @@ describe('ferry publish, logs and messages', SLOW, () => {
     const listed = await runCli(['messages', 'list'], server.env);
     expect(listed.stdout).toMatch(/^MESSAGE ID\s+URL\s+STATE\s+NOT BEFORE/);
     expect(listed.stdout).toMatch(new RegExp(`^${messageId}\\s+\\S+\\s+DELAYED\\s`, 'm'));
+    const delayedOnly = await runCli(['messages', 'list', '--state', 'delayed'], server.env);
+    expect(delayedOnly.stdout).toContain(messageId);
+    const activeOnly = await runCli(['messages', 'list', '--state', 'ACTIVE'], server.env);
+    expect(activeOnly.stdout).not.toContain(messageId);
+    const stuck = await runCli(['messages', 'list', '--state', 'stuck'], server.env);
+    expect(stuck.status).toBe(1);
+    expect(stuck.stderr).toMatch(
+      /^ferry: invalid state "STUCK" \(known: ACTIVE, DELAYED, DUE, WAITING\)/,
+    );
 
     const cancelled = await runCli(['messages', 'cancel', messageId], server.env);
     expect(cancelled).toMatchObject({ status: 0, stdout: 'cancelled 1\n' });

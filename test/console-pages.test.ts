@@ -240,6 +240,16 @@ describe('console pages', () => {
     expect(await rows.filter({ hasText: later }).innerText()).toMatch(/\tDelayed until \d{4}-/);
     await screenshot(page, 'messages');
     await expectNamedControls(page);
+    // The State filter goes into the URL and the API's query.
+    const filters = page.getByRole('form', { name: 'Message filters' });
+    await filters.getByLabel('State').selectOption('ACTIVE');
+    await filters.getByRole('button', { name: 'Apply filters' }).click();
+    await page.waitForURL(/state=ACTIVE/);
+    await page.getByText('No message is waiting for these filters').waitFor();
+    await filters.getByLabel('State').selectOption('DELAYED');
+    await filters.getByRole('button', { name: 'Apply filters' }).click();
+    await page.waitForURL(/state=DELAYED/);
+    await rows.filter({ hasText: later }).waitFor();
 
     // DLQ retry with overrides: method and label replaced on the new message.
     const failing = await startReceiver(() => ({ status: 500 }));

@@ -92,6 +92,23 @@ describe.each(STORAGES)('on %s', (storage) => {
       [delayed]: 'DELAYED',
     });
 
+    // Listed by state (repeatable), and a state the API does not know is a 400 naming it.
+    const listed = async (query: string): Promise<string[]> => {
+      const res = await t.api(`/v2/messages?${query}`);
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { messages: MessageJson[] }).messages.map((m) => m.messageId);
+    };
+    expect(await listed('state=WAITING')).toEqual([second]);
+    expect(await listed('state=ACTIVE')).toEqual([first]);
+    expect(await listed('state=delayed')).toEqual([delayed, failing]);
+    expect(await listed('state=ACTIVE&state=WAITING')).toEqual([second, first]);
+    expect(await listed('state=DUE')).toEqual([]);
+    const bad = await t.api('/v2/messages?state=STUCK');
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toEqual({
+      error: 'invalid state "STUCK" (known: ACTIVE, DELAYED, DUE, WAITING)',
+    });
+
     // The key frees its slot: the second message goes out in its turn.
     release();
     await dest.waitFor(3);

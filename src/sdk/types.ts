@@ -200,7 +200,10 @@ export interface MessageFilter {
 }
 
 /** Filters of `GET /v2/messages` (the same as the bulk cancel's, AND across fields). */
-export type MessageListFilter = Omit<MessageFilter, 'count'>;
+/** Filters of `GET /v2/messages`: the bulk cancel's, and the messages' state now. */
+export type MessageListFilter = Omit<MessageFilter, 'count'> & {
+  state?: NonNullable<Message['state']> | NonNullable<Message['state']>[];
+};
 
 /** Filters of `GET /v2/events`. Dates are ms. */
 export interface EventFilter {

@@ -364,6 +364,8 @@ export interface MessageListParams {
   bodyCut?: number;
   /** The time the messages' states are told at (see `MessageState`); without it, none is. */
   now?: number;
+  /** Only messages in one of these states at `now` (which it then needs). */
+  states?: MessageState[];
 }
 /**
  * Where a message that is not final stands: `active`, an attempt is in flight (a live lease);

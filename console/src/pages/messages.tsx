@@ -83,7 +83,16 @@ const LIST_FILTERS = [
   'flowControlKey',
   'queueName',
   'scheduleId',
+  'state',
   'cursor',
+] as const;
+
+/** The list's state filter: the API's `state` values and their names in the State column. */
+const STATE_CHOICES = [
+  ['ACTIVE', 'Being delivered'],
+  ['DELAYED', 'Delayed'],
+  ['DUE', 'Due'],
+  ['WAITING', 'Waiting (flow control, queue)'],
 ] as const;
 
 /** Counting the matches of a bulk cancel stops here (pages of 100 ids, no bodies). */
@@ -388,6 +397,16 @@ export function MessagesPage() {
             <input name={name} defaultValue={params.get(name) ?? ''} />
           </Field>
         ))}
+        <Field label="State">
+          <select name="state" defaultValue={params.get('state') ?? ''}>
+            <option value="">Any</option>
+            {STATE_CHOICES.map(([value, label]) => (
+              <option key={value} value={value}>
+                {label}
+              </option>
+            ))}
+          </select>
+        </Field>
       </FilterForm>
       {messageId && <MessageView key={messageId} messageId={messageId} />}
       <CancelByFilter />

@@ -5,6 +5,8 @@
  * like the other lists (`list-page.ts`), bodies cut by `bodyCut`.
  */
 import type { FastifyInstance } from 'fastify';
+import { badRequest } from '../../core/errors.js';
+import type { MessageState } from '../../storage/driver.js';
 import type { ApiContext } from '../context.js';
 import { BODY_CUT_PARAM, boundedPage, itemBytes, parseBodyCut, sendPage } from '../list-page.js';
 import { messageJson, messageStateJson } from '../presenters.js';
@@ -13,6 +15,27 @@ import { CANCEL_FILTERS, searchParams } from './messages.js';
 
 const DEFAULT_COUNT = 100;
 
+const STATES: Record<string, MessageState> = {
+  ACTIVE: 'active',
+  DELAYED: 'delayed',
+  DUE: 'due',
+  WAITING: 'waiting',
+};
+
+/** `state=…` (repeatable: any of them), as the messages' `state` field spells it. */
+function parseStates(values: string[]): MessageState[] | undefined {
+  if (values.length === 0) return undefined;
+  return values.map((value) => {
+    const state = STATES[value.toUpperCase()];
+    if (state === undefined) {
+      throw badRequest(
+        `invalid state ${JSON.stringify(value)} (known: ${Object.keys(STATES).join(', ')})`,
+      );
+    }
+    return state;
+  });
+}
+
 export function messageListRoute(app: FastifyInstance, ctx: ApiContext): void {
   app.get('/v2/messages', async (request, reply) => {
     const params = searchParams(request.url);
@@ -20,9 +43,10 @@ export function messageListRoute(app: FastifyInstance, ctx: ApiContext): void {
       filters: CANCEL_FILTERS,
       maxCount: 100,
       cursor: { idPrefix: 'msg' },
-      extra: [BODY_CUT_PARAM],
+      extra: [BODY_CUT_PARAM, 'state'],
     });
     const bodyCut = parseBodyCut(params);
+    const states = parseStates(params.getAll('state'));
     const now = ctx.clock.now();
     const result = await boundedPage({
       count: count ?? DEFAULT_COUNT,
@@ -34,6 +58,7 @@ export function messageListRoute(app: FastifyInstance, ctx: ApiContext): void {
           count: n,
           bodyCut,
           now,
+          ...(states === undefined ? {} : { states }),
           ...(after === undefined ? {} : { cursor: after }),
         }),
       cursorOf: (listed) => listed.message.id,

@@ -213,6 +213,7 @@ const messageListQuery = q({
   cursor: str('The previous page’s cursor'),
   count: countOf(100),
   bodyCut,
+  state: multi('Only messages in these states: ACTIVE, DELAYED, DUE, WAITING'),
 });
 
 const workflowFilters = {

@@ -85,6 +85,7 @@ function messageFields(m: Message): [string, unknown][] {
 
 interface MessageListOpts extends ConnectionFlags, PagingFlags {
   label: string[];
+  state: string[];
   destination?: string;
   queue?: string;
   flowControlKey?: string;
@@ -101,7 +102,13 @@ export function messagesCommand(): Command {
         .option('--destination <url>', 'only messages to this URL')
         .option('--queue <name>', 'only messages of this queue')
         .option('--flow-control-key <key>', 'only messages of this flow-control key')
-        .option('--schedule <id>', 'only messages of this schedule'),
+        .option('--schedule <id>', 'only messages of this schedule')
+        .option(
+          '--state <state>',
+          'only messages in this state: ACTIVE, DELAYED, DUE or WAITING (repeatable)',
+          collect,
+          [],
+        ),
     ),
     async (opts) => {
       const page = await messagingClient(opts).messages.list({
@@ -113,6 +120,9 @@ export function messagesCommand(): Command {
           queueName: opts.queue,
           flowControlKey: opts.flowControlKey,
           scheduleId: opts.schedule,
+          state: opts.state.length
+            ? (opts.state.map((s) => s.toUpperCase()) as NonNullable<Message['state']>[])
+            : undefined,
         },
       });
       print(opts.json, page, () =>

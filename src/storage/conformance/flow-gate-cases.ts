@@ -5,7 +5,7 @@
  */
 import { beforeEach, expect, it } from 'vitest';
 import type { Message } from '../../core/types.js';
-import type { Executor } from '../driver.js';
+import type { Executor, MessageState } from '../driver.js';
 import {
   clearMessages,
   leaseOf,
@@ -109,6 +109,21 @@ export function flowGateCases(ctx: SuiteContext): void {
     // Without a time, a list tells no state.
     const plain = await ex.messageList({ accountId, filter: {}, count: 10 });
     expect(plain.items.map((l) => l.state)).toEqual([undefined, undefined, undefined, undefined]);
+
+    // Listed by state: the same states, chosen in the query.
+    const only = async (states: MessageState[], now = T0 + 1) => {
+      const page = await ex.messageList({ accountId, filter: {}, count: 10, now, states });
+      return page.items.map((l) => l.message.id).sort();
+    };
+    expect(await only(['active'])).toEqual([holder.id]);
+    expect(await only(['waiting'])).toEqual([waiting.id]);
+    expect(await only(['delayed'])).toEqual([delayed.id]);
+    expect(await only(['due'])).toEqual([due.id]);
+    expect(await only(['due', 'active'])).toEqual([holder.id, due.id].sort());
+    expect(await only([])).toEqual([]);
+    // Past the lease and the delay, all three are due.
+    expect(await only(['due'], T0 + LEASE + 1)).toEqual([holder.id, delayed.id, due.id].sort());
+    expect(await only(['active', 'delayed'], T0 + LEASE + 1)).toEqual([]);
   });
 
   it('messageFinishMany of a holder frees its slot, as messageDeleteLeasedMany does', async () => {

@@ -177,11 +177,30 @@ export async function messageView(
 }
 
 /** Like `dlqList`: bodies cut in SQL, newest first by id, the cursor is the last id. */
+/**
+ * The rows in one of `states` at `now` (bound when a state needs it: an unused parameter has no
+ * type), as `messageStateOf` tells them: a live lease has a token and `due_at` at its expiry.
+ */
+function stateSql(states: MessageState[], bindNow: () => string): string {
+  const wanted = [...new Set(states)];
+  if (wanted.length === 0) return 'FALSE';
+  const now = wanted.every((s) => s === 'waiting') ? '0' : bindNow();
+  const leased = `(lease_token IS NOT NULL AND due_at > ${now})`;
+  const parts = wanted.map((state) => {
+    if (state === 'waiting') return 'wait_due_at IS NOT NULL';
+    if (state === 'active') return `(wait_due_at IS NULL AND ${leased})`;
+    const due = state === 'delayed' ? `due_at > ${now}` : `due_at <= ${now}`;
+    return `(wait_due_at IS NULL AND NOT ${leased} AND ${due})`;
+  });
+  return `(${parts.join(' OR ')})`;
+}
+
 export async function messageList(db: Db, p: MessageListParams): Promise<Page<ListedMessage>> {
   if (p.count <= 0) return { items: [] };
   const { bind, params } = newBinder();
   const where = [`account_id = ${bind(p.accountId)}`, buildFilter(p.filter, MESSAGE_FILTER, bind)];
   if (p.cursor !== undefined) where.push(`id < ${bind(p.cursor)}`);
+  if (p.states !== undefined) where.push(stateSql(p.states, () => bind(p.now ?? 0)));
   const cut = bind(p.bodyCut ?? 2_147_483_647);
   const text = `SELECT id, account_id, url, url_host, url_path, topic_name, endpoint_name,
       queue_name, schedule_id, labels, flow_control_key, caller_ip, retried, max_retries,

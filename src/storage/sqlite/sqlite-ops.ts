@@ -366,14 +366,17 @@ export class SqliteOps {
     count,
     bodyCut,
     now,
+    states,
   }: MessageListParams): Page<ListedMessage> {
     const { where, params } = filterSql(filter, MESSAGE_FILTER);
+    const state = states === undefined ? undefined : this.stateSql(states, now ?? 0);
     const sql =
       `SELECT ${LISTED_MESSAGE_COLUMNS}, ifnull(substr(body, 1, ?), body) AS body, ` +
       `length(body) AS body_size FROM messages WHERE account_id = ? AND ${where}` +
+      (state === undefined ? '' : ` AND ${state.where}`) +
       (cursor === undefined ? '' : ' AND id < ?') +
       ' ORDER BY id DESC LIMIT ?';
-    const args: unknown[] = [bodyCut ?? WHOLE, accountId, ...params];
+    const args: unknown[] = [bodyCut ?? WHOLE, accountId, ...params, ...(state?.params ?? [])];
     if (cursor !== undefined) args.push(cursor);
     const read = this.dynamicStmt(sql).all(...args, count + 1) as (MessageRow & {
       body_size: number;
@@ -833,6 +836,33 @@ export class SqliteOps {
   ): R[] {
     const ids = bodyIdsOf(rows);
     return ids.length === 0 ? rows : fillBodies(rows, cut, this.bodies.load(ids, cut));
+  }
+
+  /**
+   * The rows in one of `states` at `now`, as `messageStateOf` tells them: the live leases are in
+   * memory, so they go in as one JSON array parameter.
+   */
+  private stateSql(states: MessageState[], now: number): { where: string; params: unknown[] } {
+    const leased = 'id IN (SELECT value FROM json_each(?))';
+    const leases = JSON.stringify([...this.leases.liveIds(now)]);
+    const parts: { where: string; params: unknown[] }[] = [];
+    for (const state of new Set(states)) {
+      if (state === 'waiting') parts.push({ where: 'wait_due_at IS NOT NULL', params: [] });
+      else if (state === 'active') {
+        parts.push({ where: `(wait_due_at IS NULL AND ${leased})`, params: [leases] });
+      } else {
+        const due = state === 'delayed' ? 'due_at > ?' : 'due_at <= ?';
+        parts.push({
+          where: `(wait_due_at IS NULL AND NOT ${leased} AND ${due})`,
+          params: [leases, now],
+        });
+      }
+    }
+    if (parts.length === 0) return { where: 'FALSE', params: [] };
+    return {
+      where: `(${parts.map((p) => p.where).join(' OR ')})`,
+      params: parts.flatMap((p) => p.params),
+    };
   }
 
   /**
