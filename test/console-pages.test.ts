@@ -117,6 +117,13 @@ describe('console pages', () => {
         .toMatch(/^2 /);
       await screenshot(page, 'overview');
       await expectNamedControls(page);
+      // The waiting messages' figure opens the Messages list filtered by those states.
+      await figure('Waiting (due or delayed)').getByRole('link').click();
+      await page.waitForURL(/\/console\/messages\?state=DUE&state=DELAYED$/);
+      const rows = page.getByRole('table', { name: 'Waiting messages' }).getByRole('row');
+      await rows.nth(1).waitFor();
+      expect(await rows.count()).toBe(2); // the header and the one message
+      expect(await rows.nth(1).innerText()).toMatch(/\tDelayed until /);
     } finally {
       await failing.close();
     }

@@ -95,13 +95,18 @@ export function OverviewPage() {
           <Figure
             label="Waiting (due or delayed)"
             value={count(now.data.due + now.data.delayed, now.data.limit)}
+            href="/messages?state=DUE&state=DELAYED"
           />
           <Figure
             label="Waiting behind flow control"
             value={count(now.data.waiting, now.data.limit)}
             href="/flow-control"
           />
-          <Figure label="In flight" value={count(now.data.inFlight, now.data.limit)} />
+          <Figure
+            label="In flight"
+            value={count(now.data.inFlight, now.data.limit)}
+            href="/messages?state=ACTIVE"
+          />
           <Figure label="In the DLQ" value={now.data.dlq.toLocaleString()} href="/dlq" />
           <Figure
             label="Workflow DLQ"
