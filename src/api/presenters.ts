@@ -46,7 +46,7 @@ export function cutFields(key: string, size: number | undefined): Record<string,
 }
 
 /** A message's `state` in the API (see `MessageState`): upper case, as the events' states. */
-const STATE_NAMES: Record<MessageState, string> = {
+export const STATE_NAMES: Record<MessageState, string> = {
   active: 'ACTIVE',
   delayed: 'DELAYED',
   due: 'DUE',

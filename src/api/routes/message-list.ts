@@ -9,18 +9,16 @@ import { badRequest } from '../../core/errors.js';
 import type { MessageState } from '../../storage/driver.js';
 import type { ApiContext } from '../context.js';
 import { BODY_CUT_PARAM, boundedPage, itemBytes, parseBodyCut, sendPage } from '../list-page.js';
-import { messageJson, messageStateJson } from '../presenters.js';
+import { messageJson, messageStateJson, STATE_NAMES } from '../presenters.js';
 import { parseQuery } from '../query.js';
 import { CANCEL_FILTERS, searchParams } from './messages.js';
 
 const DEFAULT_COUNT = 100;
 
-const STATES: Record<string, MessageState> = {
-  ACTIVE: 'active',
-  DELAYED: 'delayed',
-  DUE: 'due',
-  WAITING: 'waiting',
-};
+/** The API's state names back to storage's (the reverse of the presenter's `STATE_NAMES`). */
+const STATES: Record<string, MessageState> = Object.fromEntries(
+  Object.entries(STATE_NAMES).map(([state, name]) => [name, state as MessageState]),
+);
 
 /** `state=…` (repeatable: any of them), as the messages' `state` field spells it. */
 function parseStates(values: string[]): MessageState[] | undefined {
