@@ -4,6 +4,7 @@ import {
   existsSync,
   mkdtempSync,
   readdirSync,
+  readFileSync,
   rmSync,
   statSync,
   writeFileSync,
@@ -15,6 +16,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Receiver as UpstashReceiver } from '@upstash/qstash';
 import { MAIN, assertBuilt, startFerryProcess } from './helpers/process.js';
 import { startReceiver } from './helpers/receiver.js';
+
+const { version } = JSON.parse(
+  readFileSync(new URL('../package.json', import.meta.url), 'utf8'),
+) as { version: string };
 
 let dataDir: string;
 beforeEach(() => {
@@ -43,6 +48,7 @@ describe('ferry start', () => {
     expect(statSync(join(dataDir, 'credentials.json')).mode & 0o777).toBe(0o600);
     expect(first.output()).toContain(creds.token);
     expect(first.output()).toContain('development');
+    expect(first.output()).toContain(`  version:  ${version}\n`);
 
     const dest = await startReceiver();
     const res = await fetch(`${creds.baseUrl}/v2/publish/${dest.url}/hello`, {
@@ -202,6 +208,16 @@ describe('ferry start', () => {
     expect(proc.stderr).toBe(
       'ferry: cannot create the data directory /proc/ferry-test (--data-dir): no such file or directory (ENOENT)\n',
     );
+  });
+
+  it('ferry --version and -V print the version from package.json, status 0', () => {
+    assertBuilt();
+    for (const flag of ['--version', '-V']) {
+      const proc = spawnSync(process.execPath, [MAIN, flag], { encoding: 'utf8' });
+      expect(proc.status).toBe(0);
+      expect(proc.stdout).toBe(`${version}\n`);
+      expect(proc.stderr).toBe('');
+    }
   });
 
   it('rejects an unknown option or a bad value with a message and status 2', () => {

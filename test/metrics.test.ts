@@ -246,7 +246,12 @@ describe('/metrics options', () => {
     t = await startFerry({ args: ['--metrics-port', '0'] });
     expect(t.ferry.metricsUrl).not.toBe(t.url);
     expect((await fetch(`${t.url}/metrics`)).status).toBe(404);
-    expect(await scrape(t.ferry.metricsUrl)).toContain('ferry_delivery_attempts_total');
+    const text = await scrape(t.ferry.metricsUrl);
+    expect(text).toContain('ferry_delivery_attempts_total');
+    const { version } = JSON.parse(
+      readFileSync(new URL('../package.json', import.meta.url), 'utf8'),
+    ) as { version: string };
+    expect(valueOf(text, `ferry_build_info{version="${version}"}`)).toBe(1);
     expect((await fetch(`${t.ferry.metricsUrl}/ready`)).status).toBe(200);
     expect((await fetch(`${t.ferry.metricsUrl}/health`)).status).toBe(200);
     expect((await fetch(`${t.ferry.metricsUrl}/v2/messages/x`)).status).toBe(404);

@@ -4,6 +4,7 @@
  * line with exit status 2.
  */
 import { Command } from 'commander';
+import { VERSION } from '../core/version.js';
 import { accountsCommand } from './commands/accounts.js';
 import { backupCommands } from './commands/backup.js';
 import { flowControlCommand } from './commands/flow-control.js';
@@ -23,6 +24,7 @@ function quiet(command: Command): void {
 export function buildProgram(serverCommands: Command[]): Command {
   const program = new Command('ferry')
     .description('Ferry, a self-hostable HTTP message queue')
+    .version(VERSION, '-V, --version', 'print the version')
     .showSuggestionAfterError()
     .addHelpText(
       'after',

@@ -15,6 +15,7 @@ import { credentialsPath, ensureDefaultAccount, type Credentials } from './crede
 import { tuneHeapGrowth } from './heap-growth.js';
 import { isConnectionLoss } from '../storage/postgres/postgres-driver.js';
 import { DatabaseInUseError } from '../storage/sqlite/database-lock.js';
+import { VERSION } from '../core/version.js';
 
 /**
  * What a start prints. Secrets (the token, the signing keys, the administrator's API key) are
@@ -43,6 +44,7 @@ function banner(p: {
     p.serving
       ? `  Ferry is running at ${credentials.baseUrl} (${roles})`
       : `  Ferry is running without an API on this node (${roles})`,
+    `  version:  ${VERSION}`,
     `  storage:  ${storage}`,
     `  mode:     ${mode}`,
     `  headers:  ${config.headerPrefix}-*`,

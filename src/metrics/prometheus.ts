@@ -7,7 +7,7 @@
  * No label takes unbounded values: no message id, no URL. The account id is a label only with
  * `accountLabel` (`--metrics-account-label`), for deployments with few accounts.
  */
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type {
   AttemptOutcome,
   MetricsSink,
@@ -15,6 +15,7 @@ import type {
   PublishRefusal,
   WorkflowRunEvent,
 } from '../core/metrics.js';
+import { VERSION } from '../core/version.js';
 
 export interface PrometheusMetricsOptions {
   /** Add an `account` label to the per-account counters (unbounded with many accounts). */
@@ -75,6 +76,12 @@ export class PrometheusMetrics implements MetricsSink {
     const registers = [this.registry];
     const account = options.accountLabel ? (['account'] as const) : ([] as const);
     collectDefaultMetrics({ register: this.registry });
+    new Gauge({
+      name: 'ferry_build_info',
+      help: 'Always 1; the label names the version of Ferry this process runs.',
+      labelNames: ['version'],
+      registers,
+    }).set({ version: VERSION }, 1);
     this.publishedTotal = new Counter({
       name: 'ferry_messages_published_total',
       help: 'Messages stored, by how they were published (publish, batch, schedule, callback, workflow).',
