@@ -1,14 +1,37 @@
 /** Display helpers. Everything here returns plain strings; rendering them is always as text. */
 
+const pad = (n: number): string => String(n).padStart(2, '0');
+
+/** `2026-11-25`: a date in the browser's time zone. */
+const dayOf = (d: Date): string =>
+  `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
+
 /** `2026-11-25 12:01:02` in the browser's time zone; empty for absent times. */
 export function formatTime(ms: number | undefined): string {
   if (ms === undefined || !Number.isFinite(ms) || ms <= 0) return '';
   const d = new Date(ms);
-  const pad = (n: number): string => String(n).padStart(2, '0');
-  return (
-    `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ` +
-    `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`
-  );
+  return `${dayOf(d)} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+}
+
+/**
+ * Labels of a time axis's ticks (Unix seconds, `step` seconds apart), in the console's own forms
+ * rather than the chart library's US ones. Ticks within a day: `14:05`, with the date
+ * (`2026-11-25`) under the first tick and under each tick of a new day. Ticks a day or more
+ * apart: `11-25`, with the year under the first tick and under each tick of a new year (the whole
+ * date would not fit between ticks).
+ */
+export function timeTicks(seconds: number[], step: number): string[] {
+  let previous = '';
+  return seconds.map((s) => {
+    const d = new Date(s * 1000);
+    const [tick, under] =
+      step >= 86_400
+        ? [`${pad(d.getMonth() + 1)}-${pad(d.getDate())}`, String(d.getFullYear())]
+        : [`${pad(d.getHours())}:${pad(d.getMinutes())}`, dayOf(d)];
+    const label = under === previous ? tick : `${tick}\n${under}`;
+    previous = under;
+    return label;
+  });
 }
 
 /** `850 ms`, `4.2 s`, `3 min`. */

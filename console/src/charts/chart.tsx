@@ -3,7 +3,7 @@
  * caption under it gives each series' total, so the numbers are there without the picture.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { ChartSeries } from './uplot-chart';
+import type { ChartSeries, DrawnChart } from './uplot-chart';
 
 export type { ChartSeries } from './uplot-chart';
 
@@ -21,20 +21,29 @@ export function Chart(props: {
   format?: (n: number) => string;
 }) {
   const box = useRef<HTMLDivElement>(null);
+  const chart = useRef<DrawnChart>();
   const [failed, setFailed] = useState<string>();
   const { xs, series, bars } = props;
   const height = props.height ?? 180;
+  // The newest data, for a chart drawn after the lazy import: it may have changed meanwhile.
+  const data = useRef({ xs, series });
+  data.current = { xs, series };
+  // The chart is drawn again only when its series or size change. A page's refresh brings new
+  // data for the same series: that goes into the drawn chart, so a reader pointing at a minute
+  // keeps its figures instead of losing them to a new chart every few seconds.
+  const shape = [bars, height, ...series.map((s) => `${s.label} ${s.color}`)].join('\n');
   useEffect(() => {
     const target = box.current;
     if (!target) return;
-    let chart: { resize(width: number): void; destroy(): void } | undefined;
     let observer: ResizeObserver | undefined;
     let gone = false;
     import('./uplot-chart').then(
       ({ drawChart }) => {
         if (gone) return;
-        chart = drawChart(target, { xs, series, bars, height, width: target.clientWidth || 300 });
-        observer = new ResizeObserver(() => chart?.resize(target.clientWidth || 300));
+        const width = (): number => target.clientWidth || 300;
+        const drawn = drawChart(target, { ...data.current, bars, height, width: width() });
+        chart.current = drawn;
+        observer = new ResizeObserver(() => drawn.resize(width()));
         observer.observe(target);
       },
       (error: unknown) => setFailed(String((error as Error)?.message ?? error)),
@@ -42,9 +51,12 @@ export function Chart(props: {
     return () => {
       gone = true;
       observer?.disconnect();
-      chart?.destroy();
+      chart.current?.destroy();
+      chart.current = undefined;
     };
-  }, [xs, series, bars, height]);
+    // `shape` stands for the series and the size: the data alone is not a reason to draw anew.
+  }, [shape]);
+  useEffect(() => chart.current?.update(xs, series), [xs, series]);
   const format = props.format ?? ((n: number) => n.toLocaleString());
   return (
     <figure class="chart" aria-label={props.title}>
