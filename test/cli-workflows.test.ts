@@ -5,6 +5,8 @@
  * workflow SDK: a trigger to an endpoint that answers 500 with no retries fails its run into the
  * workflow DLQ; a trigger delayed by an hour keeps its run started.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import type { FlowControlKey } from '../src/sdk/flow-control.js';
 import type { Message, WorkflowDlqMessage, WorkflowRun } from '../src/sdk/types.js';
@@ -282,6 +284,76 @@ describe('ferry workflows', SLOW, () => {
     const left = await cliJson<DlqPage>(['workflows', 'dlq', 'list'], server.env);
     expect(left.messages.map((m) => m.dlqId)).not.toContain(again.dlqId);
     expect((await runs('--run', newRunId))[0]?.workflowState).toBe('RUN_FAILED');
+  });
+});
+
+/**
+ * A front for Ferry that passes every call on but answers 503 to each resume after the first:
+ * a server lost halfway through a `dlq resume` of several ids.
+ */
+async function failingAfterOneResume(): Promise<{ url: string; close(): Promise<void> }> {
+  const target = server.ferry.credentials.baseUrl;
+  let resumes = 0;
+  const front = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      if (req.url?.startsWith('/v2/workflows/dlq/resume') && ++resumes > 1) {
+        res.writeHead(503, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: 'the server went away' }));
+        return;
+      }
+      const headers: Record<string, string> = {};
+      for (const [name, value] of Object.entries(req.headers)) {
+        if (typeof value === 'string' && !['host', 'connection', 'content-length'].includes(name))
+          headers[name] = value;
+      }
+      const body = chunks.length > 0 ? Buffer.concat(chunks) : undefined;
+      fetch(`${target}${req.url ?? '/'}`, { method: req.method, headers, body }).then(
+        async (answer) => {
+          const type = answer.headers.get('content-type') ?? 'application/json';
+          res.writeHead(answer.status, { 'content-type': type });
+          res.end(Buffer.from(await answer.arrayBuffer()));
+        },
+        () => res.writeHead(502).end(),
+      );
+    });
+  });
+  await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve));
+  const { port } = front.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () => new Promise((resolve) => front.close(() => resolve())),
+  };
+}
+
+describe('ferry workflows dlq resume, interrupted', SLOW, () => {
+  it('prints the entries resumed before a call that failed, then the error, status 1', async () => {
+    await trigger('wfr_cli-half-1', '/fail-half', { 'Svc-Retries': '0' });
+    await trigger('wfr_cli-half-2', '/fail-half', { 'Svc-Retries': '0' });
+    const first = await dlqEntryOf('wfr_cli-half-1');
+    const second = await dlqEntryOf('wfr_cli-half-2');
+    const front = await failingAfterOneResume();
+    try {
+      const env = { FERRY_URL: front.url, FERRY_TOKEN: server.ferry.credentials.token };
+      const human = await runCli(['workflows', 'dlq', 'resume', first.dlqId, second.dlqId], env);
+      expect(human.status).toBe(1);
+      const out = lines(human.stdout);
+      expect(out).toEqual([
+        expect.stringMatching(/^DLQ ID\s+NEW RUN ID$/),
+        expect.stringMatching(new RegExp(`^${first.dlqId}\\s+wfr_\\S+$`)),
+      ]);
+      expect(human.stderr).toBe('ferry: the server went away (HTTP 503)\n');
+      const dlq = await cliJson<DlqPage>(['workflows', 'dlq', 'list'], server.env);
+      expect(dlq.messages.map((m) => m.dlqId)).toContain(second.dlqId);
+      expect(dlq.messages.map((m) => m.dlqId)).not.toContain(first.dlqId);
+
+      // Nothing done before the failure: the error alone, nothing on stdout.
+      const none = await runCli(['workflows', 'dlq', 'resume', second.dlqId, '--json'], env);
+      expect(none).toMatchObject({ status: 1, stdout: '' });
+    } finally {
+      await front.close();
+    }
   });
 });
 

@@ -102,29 +102,33 @@ ${steps}`;
 
 type ResumeOpts = ConnectionFlags & { retries?: number; delay?: string };
 
+interface Resumed {
+  workflowRuns: (ResumedRun & { dlqId: string })[];
+  notInDlq: string[];
+}
+
 /**
  * Resumes (or restarts) each DLQ id on its own: the bulk answer lists only the runs it made, in
  * the DLQ's order and without their DLQ ids, so one call per id is what tells which new run
- * came from which entry, and which id was not in the DLQ.
+ * came from which entry, and which id was not in the DLQ. Stops at the first call that fails;
+ * what the calls before it did is in `done` then.
  */
 async function resumeEach(
   client: FerryClient,
   ids: string[],
   restart: boolean,
   headers: Record<string, string>,
-): Promise<{ workflowRuns: (ResumedRun & { dlqId: string })[]; notInDlq: string[] }> {
-  const workflowRuns: (ResumedRun & { dlqId: string })[] = [];
-  const notInDlq: string[] = [];
+  done: Resumed,
+): Promise<void> {
   for (const dlqId of new Set(ids)) {
     const { workflowRuns: runs } = await client.workflows.resume(
       { dlqIds: [dlqId] },
       { restart, headers },
     );
     const [run] = runs;
-    if (run === undefined) notInDlq.push(dlqId);
-    else workflowRuns.push({ dlqId, ...run });
+    if (run === undefined) done.notInDlq.push(dlqId);
+    else done.workflowRuns.push({ dlqId, ...run });
   }
-  return { workflowRuns, notInDlq };
 }
 
 function resumeCommand(name: 'resume' | 'restart', description: string): Command {
@@ -138,17 +142,29 @@ function resumeCommand(name: 'resume' | 'restart', description: string): Command
       const headers: Record<string, string> = {};
       if (opts.retries !== undefined) headers[`${prefix}-Retries`] = String(opts.retries);
       if (opts.delay !== undefined) headers[`${prefix}-Delay`] = opts.delay;
-      const res = await resumeEach(messagingClient(opts), ids, name === 'restart', headers);
-      print(opts.json, res, () => {
-        const rows = table(
-          ['DLQ ID', 'NEW RUN ID'],
-          res.workflowRuns.map((r) => [cell(r.dlqId), cell(r.workflowRunId)]),
-        );
-        const missing = res.notInDlq.map(cell).join(' ');
-        return missing === '' ? rows : `${rows}\nnot in the DLQ: ${missing}`;
-      });
+      const res: Resumed = { workflowRuns: [], notInDlq: [] };
+      try {
+        await resumeEach(messagingClient(opts), ids, name === 'restart', headers, res);
+      } catch (error) {
+        // The ids before the failed one are resumed: say so before the error does, so that
+        // running the command again for the rest does not resume them twice.
+        if (res.workflowRuns.length > 0 || res.notInDlq.length > 0) printResumed(opts.json, res);
+        throw error;
+      }
+      printResumed(opts.json, res);
     },
   );
+}
+
+function printResumed(json: boolean | undefined, res: Resumed): void {
+  print(json, res, () => {
+    const rows = table(
+      ['DLQ ID', 'NEW RUN ID'],
+      res.workflowRuns.map((r) => [cell(r.dlqId), cell(r.workflowRunId)]),
+    );
+    const missing = res.notInDlq.map(cell).join(' ');
+    return missing === '' ? rows : `${rows}\nnot in the DLQ: ${missing}`;
+  });
 }
 
 function dlqCommand(): Command {
