@@ -66,3 +66,23 @@ export function migrationStatusOf(
     latest: files[files.length - 1]?.version ?? 0,
   };
 }
+
+/**
+ * Refuses a database migrated by a newer Ferry than this one: its code would run against tables
+ * it does not know (a column it never fills, a constraint it breaks). `other` says what to use
+ * instead of this database (`data directory`, `schema (--database-schema)`).
+ */
+export function refuseNewerSchema(
+  files: readonly MigrationFile[],
+  applied: Iterable<number>,
+  other: string,
+): void {
+  const newest = files[files.length - 1]?.version ?? 0;
+  const latest = Math.max(0, ...applied);
+  if (latest > newest) {
+    throw new Error(
+      `the database has schema version ${latest}, newer than this Ferry's ${newest}; ` +
+        `upgrade Ferry or use another ${other}`,
+    );
+  }
+}

@@ -636,6 +636,33 @@ describe.skipIf(!url)('postgres driver on a shared schema', () => {
     }
   });
 
+  it('refuses a schema migrated by a newer Ferry, and changes nothing in it', async () => {
+    const fresh = newSchemaName();
+    const driver = openPostgresDriver({ url: url ?? '', schema: fresh, max: 2 });
+    const check = postgres(url ?? '', { max: 1, onnotice: () => {} });
+    try {
+      await driver.migrate();
+      await check.unsafe(
+        `INSERT INTO ${quoteIdentifier(fresh)}.ferry_migrations (version, name, applied_at)
+         VALUES (999, 'future', 0)`,
+      );
+      const files = listMigrationFiles(new URL('./migrations/', import.meta.url));
+      const newest = files.at(-1);
+      await expect(driver.migrate()).rejects.toThrow(
+        `the database has schema version 999, newer than this Ferry's ${newest?.version}; ` +
+          'upgrade Ferry or use another schema (--database-schema)',
+      );
+      const [row] = await check.unsafe<{ n: string }[]>(
+        `SELECT count(*) AS n FROM ${quoteIdentifier(fresh)}.ferry_migrations`,
+      );
+      expect(Number(row?.n)).toBe(files.length + 1);
+    } finally {
+      await check.end({ timeout: 5 });
+      await driver.close();
+      await dropSchema(fresh);
+    }
+  });
+
   it('round-trips every byte value through messages, events and the DLQ', async () => {
     const account = makeAccount();
     const allBytes = Uint8Array.from({ length: 256 }, (_, i) => i);

@@ -5,7 +5,12 @@
  */
 import type postgres from 'postgres';
 import type { MigrationStatus } from '../driver.js';
-import { listMigrationFiles, migrationStatusOf, readMigrationFile } from '../migrate-files.js';
+import {
+  listMigrationFiles,
+  migrationStatusOf,
+  readMigrationFile,
+  refuseNewerSchema,
+} from '../migrate-files.js';
 
 /** Key of the transaction-scoped advisory lock that serializes migrations across nodes. */
 const MIGRATION_LOCK_KEY = 0x4665_7272_7901; // "Ferry" + 1, fits a BIGINT
@@ -40,6 +45,7 @@ export async function migratePostgres(sql: postgres.Sql, schema: string): Promis
       )`;
     const rows = await tx<{ version: number }[]>`SELECT version FROM ferry_migrations`;
     const applied = new Set(rows.map((row) => row.version));
+    refuseNewerSchema(migrations, applied, 'schema (--database-schema)');
     for (const migration of migrations) {
       if (applied.has(migration.version)) continue;
       // No parameters: the simple protocol runs every statement of the file.

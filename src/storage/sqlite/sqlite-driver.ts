@@ -9,7 +9,12 @@
 import { chmodSync, closeSync, existsSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import type { Driver, Executor, MigrationStatus } from '../driver.js';
-import { listMigrationFiles, migrationStatusOf, readMigrationFile } from '../migrate-files.js';
+import {
+  listMigrationFiles,
+  migrationStatusOf,
+  readMigrationFile,
+  refuseNewerSchema,
+} from '../migrate-files.js';
 import { AsyncLock } from './async-lock.js';
 import { RootScope, SqliteExecutor } from './sqlite-executor.js';
 import { WalSync } from './wal-sync.js';
@@ -283,18 +288,11 @@ const CREATE_MIGRATIONS_TABLE =
  */
 function migrateSync(db: Database.Database): void {
   const files = listMigrationFiles(MIGRATIONS_DIR);
-  const newest = files[files.length - 1]?.version ?? 0;
   const applied = inWriteTransaction(db, () => {
     db.exec(CREATE_MIGRATIONS_TABLE);
     return new Set(db.prepare('SELECT version FROM ferry_migrations').pluck().all() as number[]);
   });
-  const latest = Math.max(0, ...applied);
-  if (latest > newest) {
-    throw new Error(
-      `the database has schema version ${latest}, newer than this Ferry's ${newest}; ` +
-        'upgrade Ferry or use another data directory',
-    );
-  }
+  refuseNewerSchema(files, applied, 'data directory');
   for (const file of files) {
     if (applied.has(file.version)) continue;
     const sql = readMigrationFile(file);
