@@ -132,7 +132,7 @@ describe('ferry publish, logs and messages', SLOW, () => {
 describe('ferry dlq', SLOW, () => {
   it('lists, shows, retries and deletes dead-lettered messages', async () => {
     const { messageId } = await cliJson<{ messageId: string }>(
-      ['publish', `${server.dest.url}/fail`, '--body', 'doomed', '--retries', '0'],
+      ['publish', `${server.dest.url}/fail`, '--body', 'doomed', '--retries', '0', '--delay', '2s'],
       server.env,
     );
     const entry = await eventually(async () => {
@@ -142,10 +142,23 @@ describe('ferry dlq', SLOW, () => {
     expect(entry.responseStatus).toBe(500);
     const shown = await cliJson<DlqMessage>(['dlq', 'get', entry.dlqId], server.env);
     expect(shown).toMatchObject({ messageId, body: 'doomed' });
+    // Delayed 2 s: it failed (entered the DLQ) well after it was published.
+    expect(entry.dlqCreatedAt - entry.createdAt).toBeGreaterThanOrEqual(2000);
+    const iso = (ms: number) => new Date(ms).toISOString();
     const table = await runCli(['dlq', 'list'], server.env);
-    expect(table.stdout).toMatch(
-      new RegExp(`^${entry.dlqId}\\s+${messageId}\\s+\\S+/fail\\s+500\\s`, 'm'),
+    expect(table.stdout.split('\n')[0]).toMatch(
+      /^DLQ ID\s+MESSAGE ID\s+URL\s+STATUS\s+FAILED\s+CREATED$/,
     );
+    expect(table.stdout).toMatch(
+      new RegExp(
+        `^${entry.dlqId}\\s+${messageId}\\s+\\S+/fail\\s+500\\s+` +
+          `${iso(entry.dlqCreatedAt)}\\s+${iso(entry.createdAt)}$`,
+        'm',
+      ),
+    );
+    const human = await runCli(['dlq', 'get', entry.dlqId], server.env);
+    expect(human.stdout).toMatch(new RegExp(`^failed at:\\s+${iso(entry.dlqCreatedAt)}$`, 'm'));
+    expect(human.stdout).toMatch(new RegExp(`^created:\\s+${iso(entry.createdAt)}$`, 'm'));
 
     const retried = await cliJson<{ responses: { messageId: string }[] }>(
       ['dlq', 'retry', entry.dlqId],

@@ -197,9 +197,12 @@ describe('ferry workflows', SLOW, () => {
     });
     const dlqTable = await runCli(['workflows', 'dlq', 'list', '--label', 'cli-wf'], server.env);
     expect(lines(dlqTable.stdout)).toEqual([
-      expect.stringMatching(/^DLQ ID\s+RUN ID\s+URL\s+STATUS\s+CREATED$/),
+      expect.stringMatching(/^DLQ ID\s+RUN ID\s+URL\s+STATUS\s+FAILED\s+CREATED$/),
       expect.stringMatching(
-        new RegExp(`^${entry.dlqId}\\s+wfr_cli-fail\\s+\\S+/fail-wf\\s+500\\s+\\S+Z$`),
+        new RegExp(
+          `^${entry.dlqId}\\s+wfr_cli-fail\\s+\\S+/fail-wf\\s+500\\s+` +
+            `${new Date(entry.dlqCreatedAt).toISOString()}\\s+\\S+Z$`,
+        ),
       ),
     ]);
     const elsewhere = await cliJson<DlqPage>(

@@ -16,6 +16,7 @@ import {
   type TestBrowser,
 } from './helpers/browser.js';
 import type { TestFerry } from './helpers/ferry.js';
+import { formatTime } from '../console/src/format.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 
 let t: TestFerry;
@@ -183,19 +184,36 @@ describe('console', () => {
       fail ? { status: 500, body: 'down' } : { status: 200 },
     );
     try {
+      // Delayed 2 s, so that it fails (enters the DLQ) seconds after it was published.
       const res = await t.api(`/v2/publish/${failing.url}/dlq`, {
         method: 'POST',
-        headers: { 'Svc-Retries': '0' },
+        headers: { 'Svc-Retries': '0', 'Svc-Delay': '2s' },
         body: 'to the dlq',
       });
       const { messageId } = (await res.json()) as { messageId: string };
       await waitForState(messageId, 'FAILED');
+      const [entry] = (
+        (await (await t.api('/v2/dlq')).json()) as {
+          messages: { createdAt: number; dlqCreatedAt: number }[];
+        }
+      ).messages;
+      const [created, failed] = [formatTime(entry?.createdAt), formatTime(entry?.dlqCreatedAt)];
+      expect(failed).not.toBe(created);
 
       const { page } = await open('/dlq');
       const row = page.getByRole('row').filter({ hasText: '500' });
       await row.waitFor();
+      // "Failed at" is when it entered the DLQ, not when it was published.
+      expect(await row.getByRole('cell').nth(1).innerText()).toBe(failed);
       await row.getByRole('link').click();
       await page.getByText('HTTP 500').waitFor();
+      const facts = page.locator('dl.facts');
+      expect(
+        await facts.getByText('Failed at').locator('xpath=following-sibling::dd[1]').innerText(),
+      ).toBe(failed);
+      expect(
+        await facts.getByText('Created').locator('xpath=following-sibling::dd[1]').innerText(),
+      ).toBe(created);
       expect(await page.getByLabel('Response body').innerText()).toBe('down');
       await screenshot(page, 'dlq-entry');
 
@@ -427,6 +445,14 @@ describe('console', () => {
       const { page } = await open('/workflows?view=dlq');
       const row = page.getByRole('row').filter({ hasText: 'wfr_console-1' });
       await row.getByText('500').waitFor();
+      const [failedRun] = (
+        (await (await t.api('/v2/workflows/dlq')).json()) as {
+          messages: { dlqCreatedAt: number }[];
+        }
+      ).messages;
+      expect(await row.getByRole('cell').nth(1).innerText()).toBe(
+        formatTime(failedRun?.dlqCreatedAt),
+      );
       await screenshot(page, 'workflow-dlq');
       workflow.fix();
       await row.getByRole('button', { name: 'Resume wfr_console-1' }).click();

@@ -369,6 +369,8 @@ export function MessageFacts(props: {
   };
   /** The message's `notBefore`: when its first attempt was or is due. */
   notBefore?: number;
+  /** When a DLQ entry's last attempt failed (it entered the DLQ). */
+  failedAt?: number;
 }) {
   const m = props.m;
   return (
@@ -389,6 +391,12 @@ export function MessageFacts(props: {
       )}
       <dt>Created</dt>
       <dd>{formatTime(m.createdAt)}</dd>
+      {props.failedAt !== undefined && (
+        <>
+          <dt>Failed at</dt>
+          <dd>{formatTime(props.failedAt)}</dd>
+        </>
+      )}
       <dt>Retries</dt>
       <dd>
         {m.retried} of {m.maxRetries}

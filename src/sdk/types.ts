@@ -79,6 +79,8 @@ export interface Event {
 /** A dead-letter queue entry: the failed message plus the last response. */
 export interface DlqMessage extends Message {
   dlqId: string;
+  /** When the message entered the DLQ (its last attempt failed), ms. `createdAt` is its publish. */
+  dlqCreatedAt: number;
   /** Absent when the last attempt got no response (timeout, connection error). */
   responseStatus?: number;
   responseHeader?: HeaderMap;
@@ -376,6 +378,8 @@ export interface WorkflowDlqMessage extends Record<string, unknown> {
   workflowRunId: string;
   workflowUrl: string;
   workflowCreatedAt: number;
+  /** When the run entered the workflow DLQ (its step ran out of retries), ms. */
+  dlqCreatedAt: number;
   failureFunctionState?: string;
   responseStatus?: number;
 }

@@ -274,7 +274,7 @@ export function DlqPage() {
                         onChange={() => toggle(entry.dlqId)}
                       />
                     </td>
-                    <td class="nowrap">{formatTime(entry.createdAt)}</td>
+                    <td class="nowrap">{formatTime(entry.dlqCreatedAt)}</td>
                     <td class="mono">
                       <Link href={`/dlq/${encodeURIComponent(entry.dlqId)}`}>{entry.dlqId}</Link>
                     </td>
@@ -356,7 +356,7 @@ function DlqDetail(props: { entry: DlqMessage }) {
   const e = props.entry;
   return (
     <>
-      <MessageFacts m={e} />
+      <MessageFacts m={e} failedAt={e.dlqCreatedAt} />
       <h2>Last response</h2>
       {e.responseStatus === undefined ? (
         <p class="muted">No response: the last attempt timed out or could not connect.</p>

@@ -431,6 +431,7 @@ function WorkflowDlq(props: ViewProps) {
                 <th scope="col">
                   <span class="sr-only">Selected</span>
                 </th>
+                <th scope="col">Failed at</th>
                 <th scope="col">Run</th>
                 <th scope="col">URL</th>
                 <th scope="col">Status</th>
@@ -451,6 +452,7 @@ function WorkflowDlq(props: ViewProps) {
                       onChange={() => toggle(m.dlqId)}
                     />
                   </td>
+                  <td class="nowrap">{formatTime(m.dlqCreatedAt)}</td>
                   <td class="mono">
                     <RunLink runId={m.workflowRunId} table="workflow-dlq" />
                   </td>

@@ -188,6 +188,7 @@ const dlqRow = (m: DlqMessage): string[] => [
   m.messageId,
   cell(m.url),
   cell(m.responseStatus),
+  time(m.dlqCreatedAt),
   time(m.createdAt),
 ];
 
@@ -220,7 +221,10 @@ export function dlqCommand(): Command {
         filter: destination === undefined ? undefined : { url: destination },
       });
       print(opts.json, page, () =>
-        table(['DLQ ID', 'MESSAGE ID', 'URL', 'STATUS', 'CREATED'], page.messages.map(dlqRow)),
+        table(
+          ['DLQ ID', 'MESSAGE ID', 'URL', 'STATUS', 'FAILED', 'CREATED'],
+          page.messages.map(dlqRow),
+        ),
       );
     },
   );
@@ -231,6 +235,7 @@ export function dlqCommand(): Command {
       print(opts.json, m, () =>
         record([
           ['dlq id', m.dlqId],
+          ['failed at', time(m.dlqCreatedAt)],
           ...messageFields(m),
           ['response status', m.responseStatus],
           ['response body', m.responseBody],

@@ -49,6 +49,7 @@ const dlqRow = (m: WorkflowDlqMessage): string[] => [
   cell(m.workflowRunId),
   cell(m.workflowUrl),
   cell(m.responseStatus),
+  time(m.dlqCreatedAt),
   time(m.workflowCreatedAt),
 ];
 
@@ -181,7 +182,10 @@ function dlqCommand(): Command {
         filter: filterOf(opts),
       });
       print(opts.json, page, () =>
-        table(['DLQ ID', 'RUN ID', 'URL', 'STATUS', 'CREATED'], page.messages.map(dlqRow)),
+        table(
+          ['DLQ ID', 'RUN ID', 'URL', 'STATUS', 'FAILED', 'CREATED'],
+          page.messages.map(dlqRow),
+        ),
       );
     },
   );
