@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Receiver as UpstashReceiver } from '@upstash/qstash';
+import { spawnCli } from './helpers/cli.js';
 import { MAIN, assertBuilt, startFerryProcess } from './helpers/process.js';
 import { startReceiver } from './helpers/receiver.js';
 
@@ -208,6 +209,54 @@ describe('ferry start', () => {
     expect(proc.stderr).toBe(
       'ferry: cannot create the data directory /proc/ferry-test (--data-dir): no such file or directory (ENOENT)\n',
     );
+  });
+
+  it('ferry logs --follow waits out a restart of the server and goes on where it was', async () => {
+    const dest = await startReceiver();
+    const first = await startFerryProcess({ dataDir });
+    const { baseUrl, token } = first.credentials;
+    const publish = async (path: string): Promise<string> => {
+      const res = await fetch(`${baseUrl}/v2/publish/${dest.url}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}` },
+        body: 'x',
+      });
+      return ((await res.json()) as { messageId: string }).messageId;
+    };
+    const follow = spawnCli(['logs', '--follow', '--url', baseUrl, '--token', token]);
+    try {
+      await follow.waitFor('TIME');
+      const before = await publish('/before');
+      await follow.waitFor(`${before}  DELIVERED`);
+      expect(await first.kill('SIGTERM')).toBe(0);
+      await follow.waitFor(
+        'ferry: the server does not answer (ECONNREFUSED); waiting for it\n',
+        20_000,
+        'stderr',
+      );
+      // The same data directory on the same port: the server back after a restart.
+      const second = await startFerryProcess({
+        dataDir,
+        args: ['--port', new URL(baseUrl).port],
+      });
+      try {
+        await follow.waitFor('ferry: the server answers again\n', 20_000, 'stderr');
+        const after = await publish('/after');
+        await follow.waitFor(`${after}  DELIVERED`);
+        // Nothing printed twice, and the outage said once each way.
+        expect(follow.output().split(`${before}  DELIVERED`)).toHaveLength(2);
+        expect(follow.errors()).toBe(
+          'ferry: the server does not answer (ECONNREFUSED); waiting for it\n' +
+            'ferry: the server answers again\n',
+        );
+        expect(await follow.stop('SIGINT')).toBe(0);
+      } finally {
+        await second.kill('SIGTERM');
+      }
+    } finally {
+      await follow.stop();
+      await dest.close();
+    }
   });
 
   it('ferry --version and -V print the version from package.json, status 0', () => {

@@ -39,19 +39,27 @@ export async function cliJson<T>(args: string[], env: Record<string, string> = {
 /** A long-running `ferry …` (e.g. `logs --follow`): its output so far and a way to stop it. */
 export function spawnCli(args: string[]) {
   const proc = spawn(process.execPath, [MAIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  proc.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  const text = { stdout: '', stderr: '' };
+  proc.stdout.on('data', (d: Buffer) => (text.stdout += d.toString()));
+  proc.stderr.on('data', (d: Buffer) => (text.stderr += d.toString()));
   const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
   return {
-    output: () => out,
-    /** Resolves once the output contains `text`; rejects after `timeoutMs`. */
-    async waitFor(text: string, timeoutMs = 20_000): Promise<void> {
+    output: () => text.stdout,
+    errors: () => text.stderr,
+    /** Resolves once standard output (or `stream`) contains `wanted`; rejects after `timeoutMs`. */
+    async waitFor(
+      wanted: string,
+      timeoutMs = 20_000,
+      stream: 'stdout' | 'stderr' = 'stdout',
+    ): Promise<void> {
       const deadline = Date.now() + timeoutMs;
-      while (!out.includes(text)) {
-        if (Date.now() > deadline) throw new Error(`no "${text}" in ${timeoutMs} ms:\n${out}`);
+      while (!text[stream].includes(wanted)) {
+        if (Date.now() > deadline) {
+          throw new Error(`no "${wanted}" on ${stream} in ${timeoutMs} ms:\n${text[stream]}`);
+        }
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, deadline - Date.now() + 1);
-          proc.stdout.once('data', () => {
+          proc[stream].once('data', () => {
             clearTimeout(timer);
             resolve();
           });

@@ -2,6 +2,7 @@
 import { Command } from 'commander';
 import { parseDuration } from '../../core/duration.js';
 import type { FerryClient } from '../../sdk/client.js';
+import { FerryApiError } from '../../sdk/errors.js';
 import type { Event, EventFilter, EventState } from '../../sdk/types.js';
 import { UsageError } from '../errors.js';
 import { act } from './action.js';
@@ -53,6 +54,48 @@ async function eventsSince(client: FerryClient, filter: EventFilter): Promise<Ev
 const byTime = (events: Event[]): Event[] => events.sort((a, b) => a.time - b.time);
 
 /**
+ * Why the server did not answer, when that is something a restart or a failover mends: no
+ * connection (refused, reset) or a 5xx (a node shutting down, its database away). Undefined for
+ * a mistake that asking again will not mend (a wrong token, a bad filter).
+ */
+function unreachable(error: unknown): string | undefined {
+  if (error instanceof FerryApiError)
+    return error.status >= 500 ? `HTTP ${error.status}` : undefined;
+  if (error instanceof TypeError && error.cause instanceof Error) {
+    // fetch wraps a connection failure: the cause's code says which (ECONNREFUSED …).
+    return (error.cause as NodeJS.ErrnoException).code ?? error.cause.message;
+  }
+  return undefined;
+}
+
+/**
+ * The events after `since`, asked for every `intervalMs` until the server answers. A server that
+ * does not answer (restarted, say) is said once on stderr, and again when it is back; following
+ * goes on from where it was, so nothing is missed or printed twice.
+ */
+async function nextEvents(
+  client: FerryClient,
+  filter: EventFilter,
+  since: number,
+  intervalMs: number,
+): Promise<Event[]> {
+  for (let lost = false; ;) {
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+    try {
+      const events = await eventsSince(client, { ...filter, fromDate: since || undefined });
+      if (lost) process.stderr.write('ferry: the server answers again\n');
+      return events;
+    } catch (error) {
+      const why = unreachable(error);
+      if (why === undefined) throw error;
+      if (!lost)
+        process.stderr.write(`ferry: the server does not answer (${why}); waiting for it\n`);
+      lost = true;
+    }
+  }
+}
+
+/**
  * Polls the log every `intervalMs` and prints what is new, oldest first, one line (a table row,
  * or with `--json` one JSON object) per event, until the process is interrupted.
  */
@@ -79,8 +122,7 @@ async function follow(
     // Events of the newest millisecond may still grow: keep their keys, forget the older ones.
     seen = new Set(events.filter((e) => e.time === newest).map(key));
     since = newest;
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
-    events = await eventsSince(client, { ...filter, fromDate: since || undefined });
+    events = await nextEvents(client, filter, since, intervalMs);
   }
 }
 
