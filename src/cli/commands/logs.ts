@@ -54,13 +54,15 @@ async function eventsSince(client: FerryClient, filter: EventFilter): Promise<Ev
 const byTime = (events: Event[]): Event[] => events.sort((a, b) => a.time - b.time);
 
 /**
- * Why the server did not answer, when that is something a restart or a failover mends: no
- * connection (refused, reset) or a 5xx (a node shutting down, its database away). Undefined for
- * a mistake that asking again will not mend (a wrong token, a bad filter).
+ * Why the server did not answer, when that is something time mends: no connection (refused,
+ * reset), a 5xx (a node shutting down, its database away) or a 429 (the account's request rate
+ * spent by other clients). Undefined for a mistake that asking again will not mend (a wrong
+ * token, a bad filter).
  */
-function unreachable(error: unknown): string | undefined {
-  if (error instanceof FerryApiError)
-    return error.status >= 500 ? `HTTP ${error.status}` : undefined;
+export function unreachable(error: unknown): string | undefined {
+  if (error instanceof FerryApiError) {
+    return error.status >= 500 || error.status === 429 ? `HTTP ${error.status}` : undefined;
+  }
   if (error instanceof TypeError && error.cause instanceof Error) {
     // fetch wraps a connection failure: the cause's code says which (ECONNREFUSED …).
     return (error.cause as NodeJS.ErrnoException).code ?? error.cause.message;
