@@ -17,6 +17,7 @@ import {
 } from './helpers/browser.js';
 import type { TestFerry } from './helpers/ferry.js';
 import { formatTime } from '../console/src/format.js';
+import { formatInZone } from '../console/src/cron-preview.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 
 let t: TestFerry;
@@ -350,8 +351,19 @@ describe('console', () => {
     const row = page.getByRole('row').filter({ hasText: scheduleId });
     await row.getByText('Active').waitFor();
     await screenshot(page, 'schedules');
-    const stored = (await (await t.api(`/v2/schedules/${scheduleId}`)).json()) as { cron: string };
+    const stored = (await (await t.api(`/v2/schedules/${scheduleId}`)).json()) as {
+      cron: string;
+      nextScheduleTime: number;
+    };
     expect(stored.cron).toBe('CRON_TZ=Europe/Berlin */10 * * * *');
+    // The next fire time in the browser's zone and, under it, in the schedule's own.
+    const next = new Date(stored.nextScheduleTime);
+    const browserZone = await page.evaluate(() => Intl.DateTimeFormat().resolvedOptions().timeZone);
+    expect(await row.getByRole('cell').nth(5).innerText()).toBe(
+      browserZone === 'Europe/Berlin'
+        ? formatTime(next.getTime())
+        : `${formatTime(next.getTime())}\n${formatInZone(next, 'Europe/Berlin')} Europe/Berlin`,
+    );
 
     // The destination's own query is the destination's, not settings for Ferry.
     const withQuery = `${receiver.url}/tick?svc-retries=7&keep=1`;

@@ -24,6 +24,37 @@ import { segment } from '../paths';
 import { prefixed } from '../settings';
 import type { Schedule } from '../types';
 
+/** The browser's time zone, in which the console writes every time. */
+const BROWSER_ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone;
+
+/**
+ * A schedule's time as the console writes every time (the browser's zone) and, for a schedule
+ * with a `CRON_TZ=` of another zone, under it in that zone too: the zone the schedule's hours are
+ * written in, as the form's preview shows them.
+ */
+function ScheduleTime(props: { ms: number | undefined; cron: string }) {
+  const local = formatTime(props.ms);
+  const zone = /^CRON_TZ=(\S+)\s/.exec(props.cron)?.[1];
+  if (local === '' || props.ms === undefined || zone === undefined || zone === BROWSER_ZONE) {
+    return <>{local}</>;
+  }
+  let inZone: string;
+  try {
+    inZone = formatInZone(new Date(props.ms), zone);
+  } catch {
+    return <>{local}</>; // a zone this browser does not know
+  }
+  return (
+    <>
+      {local}
+      <br />
+      <span class="muted">
+        {inZone} <bdi>{zone}</bdi>
+      </span>
+    </>
+  );
+}
+
 export function SchedulesPage() {
   const client = useQueryClient();
   const schedules = useQuery({
@@ -75,8 +106,12 @@ export function SchedulesPage() {
                       {s.destination}
                     </td>
                     <td>{s.isPaused ? 'Paused' : 'Active'}</td>
-                    <td class="nowrap">{formatTime(s.lastScheduleTime)}</td>
-                    <td class="nowrap">{s.isPaused ? '' : formatTime(s.nextScheduleTime)}</td>
+                    <td class="nowrap">
+                      <ScheduleTime ms={s.lastScheduleTime} cron={s.cron} />
+                    </td>
+                    <td class="nowrap">
+                      {s.isPaused ? '' : <ScheduleTime ms={s.nextScheduleTime} cron={s.cron} />}
+                    </td>
                     <td class="row-actions">
                       <PauseButton
                         paused={s.isPaused}
