@@ -8,13 +8,7 @@ import { join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createWriteStream } from 'node:fs';
-import Database from 'better-sqlite3';
 import { Command } from 'commander';
-import {
-  DatabaseInUseError,
-  lockDatabase,
-  type DatabaseLock,
-} from '../../storage/sqlite/database-lock.js';
 import { credentialsPath } from '../credentials-file.js';
 import { makeDataDir } from '../data-dir.js';
 import { secretKeyPath } from '../secret-key.js';
@@ -25,34 +19,6 @@ import { print, record } from './output.js';
 
 /** The file name of the database in a data directory (see `openDriver` in app.ts). */
 const DB_FILE = 'ferry.db';
-
-/**
- * Checks that `path` is a whole Ferry database: SQLite's `quick_check` passes and it has
- * applied migrations. Returns the newest migration version. `standalone` (a fresh download)
- * also switches the copy from WAL to a rollback journal, so that it is one self-contained file
- * (reading a WAL file leaves `-wal` and `-shm` files beside it); Ferry turns WAL back on when it
- * opens the restored database.
- */
-export function checkBackup(path: string, standalone = false): number {
-  let db: Database.Database;
-  try {
-    db = new Database(path, { readonly: !standalone, fileMustExist: true });
-    if (standalone) db.pragma('journal_mode = DELETE');
-  } catch (error) {
-    throw new UsageError(`${path}: ${(error as Error).message}`);
-  }
-  try {
-    const check = db.pragma('quick_check', { simple: true }) as string;
-    if (check !== 'ok') throw new Error(`the SQLite integrity check failed: ${check}`);
-    const version = db.prepare('SELECT max(version) FROM ferry_migrations').pluck().get();
-    if (typeof version !== 'number') throw new Error('it has no applied migration');
-    return version;
-  } catch (error) {
-    throw new UsageError(`${path} is not a Ferry backup: ${(error as Error).message}`);
-  } finally {
-    db.close();
-  }
-}
 
 function backupCommand(): Command {
   return act<ConnectionFlags & { force?: boolean }>(
@@ -72,6 +38,7 @@ function backupCommand(): Command {
       try {
         const body = await adminClient(opts).backup();
         await pipeline(Readable.fromWeb(body), createWriteStream(partial, { mode: 0o600 }));
+        const { checkBackup } = await import('./backup-files.js');
         const version = checkBackup(partial, true);
         renameSync(partial, target);
         const result = {
@@ -95,36 +62,6 @@ function backupCommand(): Command {
   );
 }
 
-/**
- * Takes the lock a running Ferry holds on its database (database-lock.ts), so that no Ferry
- * starts on the data directory while the restore replaces its files; a UsageError when one runs.
- */
-function lockForRestore(path: string): DatabaseLock {
-  try {
-    return lockDatabase(path, 0);
-  } catch (error) {
-    if (!(error instanceof DatabaseInUseError)) throw error;
-    throw new UsageError(`${path} is in use (is Ferry running on it? stop it first)`);
-  }
-}
-
-/**
- * Throws when another process holds `path` itself with an exclusive lock, as a Ferry from before
- * the lock file did.
- */
-function assertNotInUse(path: string): void {
-  const db = new Database(path, { fileMustExist: true, timeout: 0 });
-  try {
-    db.pragma('schema_version');
-  } catch (error) {
-    throw new UsageError(
-      `${path} is in use (is Ferry running on it? stop it first): ${(error as Error).message}`,
-    );
-  } finally {
-    db.close();
-  }
-}
-
 function restoreCommand(): Command {
   return act<{
     dataDir: string;
@@ -142,6 +79,7 @@ function restoreCommand(): Command {
       .option('--force', 'replace the database the directory already has')
       .option('--json', 'print JSON'),
     async (opts, [file = '']) => {
+      const { checkBackup, lockForRestore, restoreInto } = await import('./backup-files.js');
       const source = resolve(file);
       const version = checkBackup(source);
       const dir = resolve(opts.dataDir);
@@ -186,28 +124,6 @@ function restoreCommand(): Command {
       );
     },
   );
-}
-
-/** Puts the backup `source` in place of the database `target` (its lock held by the caller). */
-async function restoreInto(source: string, target: string, force: boolean): Promise<void> {
-  if (existsSync(target)) {
-    if (!force) throw new UsageError(`${target} exists; pass --force to replace it`);
-    assertNotInUse(target);
-  }
-  // Copied next to the target, then renamed over it, so that a failure leaves the old
-  // database whole. The old database's WAL must go with it: SQLite would apply it to the
-  // new file at the next open.
-  const partial = `${target}.restoring`;
-  rmSync(partial, { force: true });
-  const db = new Database(source, { readonly: true });
-  try {
-    await db.backup(partial);
-  } finally {
-    db.close();
-  }
-  chmodSync(partial, 0o600);
-  for (const suffix of ['-wal', '-shm']) rmSync(`${target}${suffix}`, { force: true });
-  renameSync(partial, target);
 }
 
 export const backupCommands = (): Command[] => [backupCommand(), restoreCommand()];
