@@ -18,6 +18,11 @@ export function commanderMessage(error: CommanderError): string {
     .trim();
 }
 
+/** What a failed `fetch` wraps: why it found no server (ECONNREFUSED …); else undefined. */
+export function connectionFailure(error: unknown): NodeJS.ErrnoException | undefined {
+  return error instanceof TypeError && error.cause instanceof Error ? error.cause : undefined;
+}
+
 /**
  * The one line printed for `error` and the exit status: 2 for a usage mistake, 1 for anything
  * else (an API error, an unreachable server, a file that cannot be written).
@@ -34,9 +39,9 @@ export function describeFailure(error: unknown): { message: string; status: numb
   if (error instanceof FerryApiError) {
     return { message: `${error.message} (HTTP ${error.status})`, status: 1 };
   }
-  if (error instanceof TypeError && error.cause instanceof Error) {
-    // fetch wraps a connection failure: the cause says what happened (ECONNREFUSED …).
-    return { message: `${error.message}: ${error.cause.message}`, status: 1 };
+  const cause = connectionFailure(error);
+  if (cause !== undefined) {
+    return { message: `${(error as Error).message}: ${cause.message}`, status: 1 };
   }
   return { message: error instanceof Error ? error.message : String(error), status: 1 };
 }

@@ -4,7 +4,7 @@ import { parseDuration } from '../../core/duration.js';
 import type { FerryClient } from '../../sdk/client.js';
 import { FerryApiError } from '../../sdk/errors.js';
 import type { Event, EventFilter, EventState } from '../../sdk/types.js';
-import { UsageError } from '../errors.js';
+import { connectionFailure, UsageError } from '../errors.js';
 import { act } from './action.js';
 import { messagingClient, withConnection, type ConnectionFlags } from './connection.js';
 import { cell, table, time } from './output.js';
@@ -63,11 +63,8 @@ export function unreachable(error: unknown): string | undefined {
   if (error instanceof FerryApiError) {
     return error.status >= 500 || error.status === 429 ? `HTTP ${error.status}` : undefined;
   }
-  if (error instanceof TypeError && error.cause instanceof Error) {
-    // fetch wraps a connection failure: the cause's code says which (ECONNREFUSED …).
-    return (error.cause as NodeJS.ErrnoException).code ?? error.cause.message;
-  }
-  return undefined;
+  const cause = connectionFailure(error);
+  return cause === undefined ? undefined : (cause.code ?? cause.message);
 }
 
 /**

@@ -176,7 +176,6 @@ export async function messageView(
   return row && { message: messageFromRow(row), state: messageStateOf(row, p.now) };
 }
 
-/** Like `dlqList`: bodies cut in SQL, newest first by id, the cursor is the last id. */
 /**
  * The rows in one of `states` at `now` (bound when a state needs it: an unused parameter has no
  * type), as `messageStateOf` tells them: a live lease has a token and `due_at` at its expiry.
@@ -195,6 +194,7 @@ function stateSql(states: MessageState[], bindNow: () => string): string {
   return `(${parts.join(' OR ')})`;
 }
 
+/** Like `dlqList`: bodies cut in SQL, newest first by id, the cursor is the last id. */
 export async function messageList(db: Db, p: MessageListParams): Promise<Page<ListedMessage>> {
   if (p.count <= 0) return { items: [] };
   const { bind, params } = newBinder();
